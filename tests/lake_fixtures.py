@@ -1,0 +1,42 @@
+"""Fixtures that make lakehouses for the catalog tests (local directory by default)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+
+import pytest
+
+from trinityfs import Lakehouse
+
+# Small trees so that every test exercises flushes, splits and merges.
+SMALL_TREE = {
+    "order": 4,
+    "namespace_name_max_size_bytes": 16,
+    "table_name_max_size_bytes": 16,
+    "view_name_max_size_bytes": 16,
+    "node_file_max_size_bytes": 4 * (16 + 16 + 204) + 600,
+}
+
+
+@pytest.fixture
+def make_lake(tmp_path) -> Callable[..., Lakehouse]:
+    """Create a lakehouse in a fresh local directory (or memory:// with memory=True)."""
+
+    def make(memory: bool = False, **options) -> Lakehouse:
+        url = f"memory://lake-{uuid.uuid4().hex}" if memory else str(tmp_path / uuid.uuid4().hex)
+        return Lakehouse.create(url, **options)
+
+    return make
+
+
+@pytest.fixture
+def lake(make_lake) -> Lakehouse:
+    """A lakehouse with the default LakehouseDef in a fresh local directory."""
+    return make_lake()
+
+
+@pytest.fixture
+def small_lake(make_lake) -> Lakehouse:
+    """A lakehouse whose tiny nodes split, merge and flush after a few commits."""
+    return make_lake(**SMALL_TREE)

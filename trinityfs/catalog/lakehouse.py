@@ -1,0 +1,360 @@
+"""`Lakehouse`: the one entry point of the catalog API.
+
+Open or create a lakehouse at a URL, read any version, change it in transactions, and
+walk its history (versions, time travel, change sets, diffs, rollback).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from trinityfs.catalog.model import Change, Kind, ObjectRef, VersionInfo
+from trinityfs.catalog.reader import CatalogReader
+from trinityfs.catalog.writer import CatalogTransaction, Definition
+from trinityfs.errors import (
+    AlreadyExistsError,
+    LakehouseNotFoundError,
+    ReadOnlyError,
+    VersionNotFoundError,
+)
+from trinityfs.format.definitions import (
+    encode_definition,
+    new_lakehouse_def,
+    validate_lakehouse_def,
+)
+from trinityfs.format.keys import KeyCodec
+from trinityfs.format.nodefile import encode_node
+from trinityfs.format.paths import new_lakehouse_def_location, parse_root_node_file, root_node_file
+from trinityfs.format.trinitylake_pb2 import IsolationLevel, LakehouseDef
+from trinityfs.storage import Storage
+from trinityfs.tree import Node, TreeStats, TreeWriter, check_tree
+from trinityfs.txn.engine import Engine, diff_snapshots, now_millis
+from trinityfs.txn.snapshot import Snapshot
+from trinityfs.txn.transaction import Transaction
+
+ISOLATION_LEVELS = {"SNAPSHOT": IsolationLevel.SNAPSHOT, "SERIALIZABLE": IsolationLevel.SERIALIZABLE}
+
+
+class CatalogSnapshot(CatalogReader):
+    """A read-only view of one version; every write method raises ReadOnlyError."""
+
+    def __init__(self, snapshot: Snapshot, storage: Storage):
+        super().__init__(snapshot, storage.read_immutable, snapshot.version)
+        self.snapshot = snapshot
+
+    @property
+    def created_at_millis(self) -> int:
+        return self.snapshot.created_at_millis
+
+    def __getattr__(self, name: str) -> Any:
+        if hasattr(CatalogTransaction, name) and not name.startswith("_"):
+            raise ReadOnlyError(f"version {self.version} is read-only ({name} needs the latest)")
+        raise AttributeError(name)
+
+
+class Lakehouse:
+    """A TrinityLake lakehouse at a storage URL (local directory, memory://, s3://)."""
+
+    def __init__(self, storage: Storage):
+        self.storage = storage
+        self.engine = Engine(storage)
+
+    # -- opening --------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        url: str,
+        *,
+        storage_options: dict[str, Any] | None = None,
+        exist_ok: bool = False,
+        **options: Any,
+    ) -> Lakehouse:
+        """Create a lakehouse (version 0, empty) with LakehouseDef `options`.
+
+        Options: order, namespace_name_max_size_bytes, table_name_max_size_bytes,
+        view_name_max_size_bytes, node_file_max_size_bytes, txn_ttl_millis,
+        txn_isolation_level ("SNAPSHOT" or "SERIALIZABLE"), properties.
+        """
+        storage = Storage(url, storage_options)
+        lakehouse = cls(storage)
+        if lakehouse._has_root():
+            if exist_ok:
+                return lakehouse
+            raise AlreadyExistsError(f"a lakehouse already exists at {storage.url}")
+        ldef = new_lakehouse_def(**options)
+        validate_lakehouse_def(ldef)
+        ldef_location = new_lakehouse_def_location()
+        storage.write_immutable(ldef_location, encode_definition(ldef))
+        root = Node.empty_leaf()
+        root.system = {"lakehouse_def": ldef_location, "created_at_millis": str(now_millis())}
+        created = storage.create_if_absent(root_node_file(0), encode_node(root.to_file(), ldef.order))
+        if not created and not exist_ok:
+            raise AlreadyExistsError(f"a lakehouse already exists at {storage.url}")
+        lakehouse.engine.roots.write_hint(0)
+        return lakehouse
+
+    @classmethod
+    def open(cls, url: str, *, storage_options: dict[str, Any] | None = None) -> Lakehouse:
+        """Open an existing lakehouse; LakehouseNotFoundError if there is none."""
+        lakehouse = cls(Storage(url, storage_options))
+        lakehouse.latest_version()  # fails early with a clear error
+        return lakehouse
+
+    def _has_root(self) -> bool:
+        try:
+            self.engine.roots.latest_version()
+        except LakehouseNotFoundError:
+            return False
+        return True
+
+    @property
+    def url(self) -> str:
+        return self.storage.url
+
+    # -- reading --------------------------------------------------------------------
+
+    def latest_version(self) -> int:
+        return self.engine.roots.latest_version()
+
+    def lakehouse_def(self, version: int | None = None) -> LakehouseDef:
+        return self.engine.snapshot(version).lakehouse_def
+
+    def at(
+        self, version: int | None = None, *, timestamp: datetime | int | None = None
+    ) -> CatalogSnapshot:
+        """A read-only view at `version`, or at the version current at `timestamp`."""
+        if timestamp is not None:
+            version = self.version_at(timestamp)
+        return CatalogSnapshot(self.engine.snapshot(version), self.storage)
+
+    def snapshot(self) -> CatalogSnapshot:
+        """A consistent read-only view of the latest version."""
+        return self.at()
+
+    def transaction(
+        self, *, isolation: str | int | None = None, version: int | None = None
+    ) -> CatalogTransaction:
+        """A transaction at the latest version (or at `version`); a context manager."""
+        level = ISOLATION_LEVELS.get(isolation, isolation) if isinstance(isolation, str) else isolation
+        if isinstance(isolation, str) and level is isolation:
+            from trinityfs.errors import InvalidArgumentError
+
+            raise InvalidArgumentError(f"unknown isolation level {isolation!r}")
+        return CatalogTransaction(Transaction(self.engine, self.engine.snapshot(version), level))
+
+    @contextlib.contextmanager
+    def _one(self) -> Iterator[CatalogTransaction]:
+        with self.transaction() as txn:
+            yield txn
+
+    # -- single-change shortcuts (each is one commit) -------------------------------
+
+    def create_namespace(self, namespace: str, properties: dict[str, str] | None = None) -> int:
+        with self._one() as t:
+            t.create_namespace(namespace, properties)
+        return t.txn.committed_version
+
+    def drop_namespace(self, namespace: str, *, cascade: bool = False) -> int:
+        with self._one() as t:
+            t.drop_namespace(namespace, cascade=cascade)
+        return t.txn.committed_version
+
+    def set_namespace_properties(
+        self, namespace: str, updates: dict[str, str] | None = None, removals=()
+    ) -> int:
+        with self._one() as t:
+            t.set_namespace_properties(namespace, updates, removals)
+        return t.txn.committed_version
+
+    def create_table(self, namespace: str, name: str, definition: Definition = None) -> int:
+        with self._one() as t:
+            t.create_table(namespace, name, definition)
+        return t.txn.committed_version
+
+    def replace_table(self, namespace: str, name: str, definition: Definition) -> int:
+        with self._one() as t:
+            t.replace_table(namespace, name, definition)
+        return t.txn.committed_version
+
+    def drop_table(self, namespace: str, name: str) -> int:
+        with self._one() as t:
+            t.drop_table(namespace, name)
+        return t.txn.committed_version
+
+    def rename_table(self, namespace: str, name: str, new_namespace: str, new_name: str) -> int:
+        with self._one() as t:
+            t.rename_table(namespace, name, new_namespace, new_name)
+        return t.txn.committed_version
+
+    def create_view(self, namespace: str, name: str, definition: Definition = None) -> int:
+        with self._one() as t:
+            t.create_view(namespace, name, definition)
+        return t.txn.committed_version
+
+    def replace_view(self, namespace: str, name: str, definition: Definition) -> int:
+        with self._one() as t:
+            t.replace_view(namespace, name, definition)
+        return t.txn.committed_version
+
+    def drop_view(self, namespace: str, name: str) -> int:
+        with self._one() as t:
+            t.drop_view(namespace, name)
+        return t.txn.committed_version
+
+    def rename_view(self, namespace: str, name: str, new_namespace: str, new_name: str) -> int:
+        with self._one() as t:
+            t.rename_view(namespace, name, new_namespace, new_name)
+        return t.txn.committed_version
+
+    # -- single reads at the latest version -----------------------------------------
+
+    def list_namespaces(self, start_after: str | None = None, limit: int | None = None):
+        return self.snapshot().list_namespaces(start_after, limit)
+
+    def describe_namespace(self, namespace: str):
+        return self.snapshot().describe_namespace(namespace)
+
+    def list_tables(self, namespace: str, start_after: str | None = None, limit: int | None = None):
+        return self.snapshot().list_tables(namespace, start_after, limit)
+
+    def list_views(self, namespace: str, start_after: str | None = None, limit: int | None = None):
+        return self.snapshot().list_views(namespace, start_after, limit)
+
+    def describe_table(self, namespace: str, name: str):
+        return self.snapshot().describe_table(namespace, name)
+
+    def describe_view(self, namespace: str, name: str):
+        return self.snapshot().describe_view(namespace, name)
+
+    # -- history --------------------------------------------------------------------
+
+    def oldest_version(self) -> int:
+        return self.engine.roots.oldest_version()
+
+    def version_info(self, version: int) -> VersionInfo:
+        root = self.engine.roots.load(version)
+        rollback = root.system.get("rollback_from_root")
+        return VersionInfo(
+            version,
+            int(root.system.get("created_at_millis", "0")),
+            None if rollback is None else parse_root_node_file(rollback),
+        )
+
+    def versions(self, start: int | None = None, end: int | None = None) -> list[VersionInfo]:
+        """Readable versions from `start` (oldest) to `end` (latest), oldest first."""
+        start = self.oldest_version() if start is None else start
+        end = self.latest_version() if end is None else end
+        return [self.version_info(v) for v in range(start, end + 1)]
+
+    def version_at(self, timestamp: datetime | int) -> int:
+        """The last version committed at or before `timestamp` (datetime or epoch millis)."""
+        millis = _to_millis(timestamp)
+        lo, hi = self.oldest_version(), self.latest_version()
+        created = lambda v: self.version_info(v).created_at_millis  # noqa: E731
+        if created(lo) > millis:
+            raise VersionNotFoundError(
+                f"no version at or before {_format_millis(millis)}: the oldest readable "
+                f"version {lo} was committed at {_format_millis(created(lo))}"
+            )
+        while lo < hi:  # binary search: times are monotonic in versions
+            mid = (lo + hi + 1) // 2
+            if created(mid) <= millis:
+                lo = mid
+            else:
+                hi = mid - 1
+        # A foreign writer may have broken monotonicity: walk previous_root to be sure.
+        while lo > self.oldest_version() and created(lo) > millis:
+            lo -= 1
+        latest = self.latest_version()
+        while lo < latest and created(lo + 1) <= millis:
+            lo += 1
+        return lo
+
+    def _classify(self, version_before: int, diff: dict[str, tuple[str | None, str | None]],
+                  keys: KeyCodec) -> list[Change]:
+        changes: list[Change] = []
+        for key in sorted(diff):
+            if key == "lakehouse_def":
+                continue
+            old, new = diff[key]
+            decoded = keys.decode(key)
+            ref = ObjectRef(decoded.namespace, decoded.name, decoded.kind)
+            action = "dropped" if new is None else ("created" if old is None else "replaced")
+            changes.append(Change(action, ref))
+        return changes
+
+    def changes(self, version: int) -> list[Change]:
+        """What `version` changed, from its root's own messages."""
+        if version <= self.oldest_version():
+            after = self.engine.snapshot(version)
+            return self._classify(version, {k: (None, v) for k, v in after.items()},
+                                  KeyCodec.from_lakehouse_def(after.lakehouse_def))
+        before = self.engine.snapshot(version - 1)
+        changed = self.engine.changes(version)
+        diff = {k: (before.get(k) if k != "lakehouse_def" else None, v) for k, v in changed.items()}
+        diff = {k: (o, n) for k, (o, n) in diff.items() if o != n or k == "lakehouse_def"}
+        return self._classify(version - 1, diff, KeyCodec.from_lakehouse_def(before.lakehouse_def))
+
+    def diff(self, from_version: int, to_version: int) -> list[Change]:
+        """Objects created, replaced or dropped going from one version to another."""
+        old, new = self.engine.snapshot(from_version), self.engine.snapshot(to_version)
+        return self._classify(
+            from_version, diff_snapshots(old, new), KeyCodec.from_lakehouse_def(new.lakehouse_def)
+        )
+
+    def rollback(self, version: int) -> int:
+        """Roll forward to a new version whose tree equals `version`'s; returns it."""
+        target = self.engine.snapshot(version)
+        while True:
+            latest = self.engine.snapshot()
+            new_version = latest.version + 1
+            nodes = self.engine.nodes(target.lakehouse_def.order)
+            writer = TreeWriter(nodes, target.lakehouse_def.order,
+                                self.engine.budget(latest.lakehouse_def), new_version)
+            root = writer.commit(target.root, {})
+            root.system = {
+                # exports and settings belong to the lakehouse, not to the rolled-back tree
+                "lakehouse_def": latest.lakehouse_def_location,
+                "previous_root": root_node_file(latest.version),
+                "rollback_from_root": root_node_file(latest.version),
+                "created_at_millis": str(max(now_millis(), latest.created_at_millis + 1)),
+            }
+            nodes.write_new_nodes(root)
+            data = encode_node(root.to_file(), target.lakehouse_def.order)
+            if self.storage.create_if_absent(root_node_file(new_version), data):
+                self.engine.roots.write_hint(new_version)
+                return new_version
+
+    # -- verification ---------------------------------------------------------------
+
+    def check(self, version: int | None = None) -> TreeStats:
+        """Verify every tree invariant of a version (latest by default)."""
+        snap = self.engine.snapshot(version)
+        return check_tree(
+            snap.nodes,
+            snap.root,
+            order=snap.lakehouse_def.order,
+            budget=self.engine.budget(snap.lakehouse_def),
+            version=snap.version,
+        )
+
+
+def _to_millis(timestamp: datetime | int) -> int:
+    if isinstance(timestamp, datetime):
+        if timestamp.tzinfo is None:
+            raise ValueError("timestamps must be timezone-aware (e.g. 2026-01-01T00:00:00Z)")
+        return int(timestamp.timestamp() * 1000)
+    return int(timestamp)
+
+
+def _format_millis(millis: int) -> str:
+    from datetime import UTC
+
+    return datetime.fromtimestamp(millis / 1000, UTC).isoformat(timespec="milliseconds")
+
+
+__all__ = ["CatalogSnapshot", "Lakehouse", "Kind"]

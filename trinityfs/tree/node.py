@@ -1,0 +1,93 @@
+"""In-memory tree nodes and their conversion to and from node files.
+
+A `Node` loaded from storage is shared (cached) and never mutated; the writer makes a
+private copy (`Node.copy`) before changing anything, which is what makes the tree
+copy-on-write. Children are referenced by location (committed) or by `Node` (new in the
+commit being built).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from trinityfs.format.nodefile import NodeFile
+
+# A buffered message: (value or None for "delete", version of the commit that wrote it).
+Message = tuple[str | None, int]
+ChildRef = "str | Node"
+
+
+@dataclass(eq=False, slots=True)
+class Node:
+    """One B-epsilon tree node: a B-tree key table plus a write buffer."""
+
+    keys: list[str]
+    values: list[str]
+    children: list[str | Node] | None  # k+1 references, None for a leaf
+    buffer: dict[str, Message] = field(default_factory=dict)
+    system: dict[str, str] = field(default_factory=dict)
+    location: str | None = None  # set for committed (immutable) nodes
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.children is None
+
+    @property
+    def is_committed(self) -> bool:
+        return self.location is not None
+
+    def copy(self) -> Node:
+        """A private, mutable copy (the copy-on-write step)."""
+        return Node(
+            keys=list(self.keys),
+            values=list(self.values),
+            children=None if self.children is None else list(self.children),
+            buffer=dict(self.buffer),
+            system=dict(self.system),
+            location=None,
+        )
+
+    @classmethod
+    def empty_leaf(cls) -> Node:
+        return cls(keys=[], values=[], children=None)
+
+    @classmethod
+    def from_file(cls, nf: NodeFile, location: str | None) -> Node:
+        buffer: dict[str, Message] = {}
+        for key, value, txn in nf.buffer:
+            buffer.pop(key, None)  # the newest message for a key wins and keeps its place
+            buffer[key] = (value, txn)
+        return cls(
+            keys=list(nf.keys),
+            values=list(nf.values),
+            children=None if nf.children is None else list(nf.children),
+            buffer=buffer,
+            system=dict(nf.system),
+            location=location,
+        )
+
+    def to_file(self) -> NodeFile:
+        """The node file image; every child must already have a location."""
+        children: list[str] | None = None
+        if self.children is not None:
+            children = []
+            for child in self.children:
+                if isinstance(child, Node):
+                    if child.location is None:
+                        raise RuntimeError("child node written before it has a location")
+                    children.append(child.location)
+                else:
+                    children.append(child)
+        ordered = sorted(self.buffer.items(), key=lambda item: (item[1][1], item[0]))
+        return NodeFile(
+            system=dict(self.system),
+            keys=list(self.keys),
+            values=list(self.values),
+            children=children,
+            buffer=[(k, v, t) for k, (v, t) in ordered],
+        )
+
+
+def child_location(ref: str | Node) -> str | None:
+    """The committed location of a child reference, or None for a new node."""
+    return ref if isinstance(ref, str) else ref.location

@@ -1,0 +1,289 @@
+"""Copy-on-write updates of the B-epsilon tree: one `TreeWriter` builds one commit.
+
+A commit puts its messages in the root buffer (they stay there, so the root of a version
+tells what that version changed). When a buffer outgrows its byte budget, the largest
+groups of older messages move one level down (into a child's buffer, or into a leaf's key
+table); oversized nodes are split into balanced pieces and undersized ones merged or
+redistributed with a sibling, so every invariant holds again when the commit is built.
+
+Every node a commit touches is copied once and changed in memory any number of times, so
+loading many keys in one commit writes each node file once.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+from collections.abc import Callable, Mapping
+
+from trinityfs.tree.budget import buffer_bytes, message_bytes
+from trinityfs.tree.node import Message, Node
+from trinityfs.tree.store import NodeStore
+
+SELF = -1  # group of messages addressed to a node's own keys
+
+
+class TreeWriter:
+    """Applies one commit's changes onto a base root, producing a new (unwritten) root."""
+
+    def __init__(self, store: NodeStore, order: int, budget: int, version: int):
+        if order < 3:
+            raise ValueError("tree order must be at least 3")
+        self.store = store
+        self.order = order
+        self.budget = budget
+        self.version = version
+        self.max_keys = order - 1
+        self.min_keys = math.ceil(order / 2) - 1
+
+    # -- entry points ---------------------------------------------------------------
+
+    def commit(self, base_root: Node, changes: Mapping[str, str | None]) -> Node:
+        """New root = base root + `changes` (key -> location, None deletes) as messages."""
+        root = base_root.copy()
+        for key, value in changes.items():
+            root.buffer[key] = (value, self.version)
+        return self._settle_root(root)
+
+    # -- the root -------------------------------------------------------------------
+
+    def _older(self, message: Message) -> bool:
+        return message[1] < self.version
+
+    def _settle_root(self, root: Node) -> Node:
+        while True:
+            if self._root_over_budget(root):
+                if root.is_leaf:
+                    older = {k: m for k, m in root.buffer.items() if self._older(m)}
+                    for key in older:
+                        del root.buffer[key]
+                    self._apply_to_leaf(root, older)
+                else:
+                    self._flush(root, self._older)
+            if len(root.keys) > self.max_keys:
+                root = self._grow(root)
+            elif not root.is_leaf and not root.keys:
+                root = self._collapse(root)
+            elif not self._root_over_budget(root):
+                return root
+
+    def _root_over_budget(self, root: Node) -> bool:
+        if buffer_bytes(root.buffer) <= self.budget:
+            return False
+        return any(self._older(m) for m in root.buffer.values())
+
+    def _grow(self, root: Node) -> Node:
+        """Split an oversized root under a new root that keeps the whole buffer."""
+        buffer, system = root.buffer, root.system
+        root.buffer, root.system = {}, {}
+        pieces, separators, lifted = self._pack(root)
+        new_root = Node(
+            keys=[k for k, _ in separators],
+            values=[v for _, v in separators],
+            children=list(pieces),
+            buffer=buffer,
+            system=system,
+        )
+        for key, message in lifted.items():
+            new_root.buffer.setdefault(key, message)
+        return new_root
+
+    def _collapse(self, root: Node) -> Node:
+        """A root left with one child hands its buffer to that child, which becomes root."""
+        child = self._own(root, 0)
+        for key, message in root.buffer.items():
+            child.buffer[key] = message  # the root's messages are the newer ones
+        child.system = root.system
+        self._fix_underflows(child)
+        return child
+
+    # -- buffers --------------------------------------------------------------------
+
+    def _settle(self, node: Node) -> None:
+        """Flush an internal non-root node until its buffer fits the budget."""
+        while not node.is_leaf and buffer_bytes(node.buffer) > self.budget:
+            self._flush(node, lambda _m: True)
+
+    def _flush(self, node: Node, eligible: Callable[[Message], bool]) -> None:
+        """Move the largest groups of eligible messages out of `node`'s buffer."""
+        groups: dict[int, dict[str, Message]] = {}
+        for key, message in node.buffer.items():
+            if not eligible(message):
+                continue
+            i = bisect_left(node.keys, key)
+            target = SELF if i < len(node.keys) and node.keys[i] == key else i
+            groups.setdefault(target, {})[key] = message
+        sizes = {t: sum(message_bytes(k, m) for k, m in g.items()) for t, g in groups.items()}
+        remaining = buffer_bytes(node.buffer)
+        chosen: list[int] = []
+        for target in sorted(groups, key=lambda t: sizes[t], reverse=True):
+            if remaining <= self.budget:
+                break
+            chosen.append(target)
+            remaining -= sizes[target]
+        for target in chosen:
+            for key in groups[target]:
+                del node.buffer[key]
+        # Highest child first: splitting child i only shifts the indexes above i.
+        for i in sorted((t for t in chosen if t != SELF), reverse=True):
+            self._push(node, i, groups[i])
+            self._split_child(node, i)
+        if SELF in chosen:
+            self._apply_to_own_keys(node, groups[SELF])
+        self._fix_underflows(node)
+
+    def _push(self, node: Node, i: int, messages: dict[str, Message]) -> None:
+        child = self._own(node, i)
+        if child.is_leaf:
+            self._apply_to_leaf(child, messages)
+        else:
+            child.buffer.update(messages)  # messages from above are newer
+            self._settle(child)
+
+    def _apply_to_leaf(self, leaf: Node, messages: Mapping[str, Message]) -> None:
+        if not messages:
+            return
+        if len(messages) <= 8:
+            for key, (value, _txn) in messages.items():
+                i = bisect_left(leaf.keys, key)
+                found = i < len(leaf.keys) and leaf.keys[i] == key
+                if value is None:
+                    if found:
+                        del leaf.keys[i]
+                        del leaf.values[i]
+                elif found:
+                    leaf.values[i] = value
+                else:
+                    leaf.keys.insert(i, key)
+                    leaf.values.insert(i, value)
+            return
+        entries = dict(zip(leaf.keys, leaf.values, strict=True))
+        for key, (value, _txn) in messages.items():
+            if value is None:
+                entries.pop(key, None)
+            else:
+                entries[key] = value
+        leaf.keys = sorted(entries)
+        leaf.values = [entries[k] for k in leaf.keys]
+
+    def _apply_to_own_keys(self, node: Node, messages: dict[str, Message]) -> None:
+        """Apply messages addressed to keys stored in `node` itself (an internal node)."""
+        for key in sorted(messages, reverse=True):
+            value, _txn = messages[key]
+            j = bisect_left(node.keys, key)
+            if j >= len(node.keys) or node.keys[j] != key:
+                # The key moved down by a merge meanwhile: it is addressed to a child again.
+                node.buffer.setdefault(key, messages[key])
+                continue
+            if value is not None:
+                node.values[j] = value
+                continue
+            # Deleting a separator: join the two subtrees it separated.
+            left, right = self._own(node, j), self._own(node, j + 1)
+            del node.keys[j]
+            del node.values[j]
+            node.children[j : j + 2] = [self._join(left, right)]
+            self._split_child(node, j)
+
+    # -- structure ------------------------------------------------------------------
+
+    def _own(self, parent: Node, i: int) -> Node:
+        """Child i of `parent`, copied for writing once per commit."""
+        ref = parent.children[i]
+        if isinstance(ref, Node) and ref.location is None:
+            return ref
+        node = self.store.resolve(ref).copy()
+        parent.children[i] = node
+        return node
+
+    def _join(self, left: Node, right: Node) -> Node:
+        """One node holding two adjacent sibling subtrees (no separator between them)."""
+        if left.is_leaf:
+            return Node(keys=left.keys + right.keys, values=left.values + right.values,
+                        children=None)
+        mid = self._join(self._own(left, len(left.children) - 1), self._own(right, 0))
+        joined = Node(
+            keys=left.keys + right.keys,
+            values=left.values + right.values,
+            children=[*left.children[:-1], mid, *right.children[1:]],
+            buffer={**left.buffer, **right.buffer},
+        )
+        self._split_child(joined, len(left.children) - 1)
+        self._fix_underflows(joined)
+        self._settle(joined)
+        return joined
+
+    def _split_child(self, node: Node, i: int) -> None:
+        child = node.children[i]
+        if not isinstance(child, Node) or len(child.keys) <= self.max_keys:
+            return
+        pieces, separators, lifted = self._pack(child)
+        node.keys[i:i] = [k for k, _ in separators]
+        node.values[i:i] = [v for _, v in separators]
+        node.children[i : i + 1] = pieces
+        for key, message in lifted.items():
+            node.buffer.setdefault(key, message)  # a message already above is newer
+
+    def _pack(self, node: Node) -> tuple[list[Node], list[tuple[str, str]], dict[str, Message]]:
+        """Cut an oversized node into the fewest balanced pieces.
+
+        Returns the pieces, the separators between them, and the buffered messages that
+        address a separator (they must move up with it).
+        """
+        total = len(node.keys)
+        n_pieces = math.ceil((total + 1) / self.order)
+        in_pieces = total - (n_pieces - 1)
+        base, extra = divmod(in_pieces, n_pieces)
+        pieces: list[Node] = []
+        separators: list[tuple[str, str]] = []
+        pos = 0
+        for p in range(n_pieces):
+            count = base + (1 if p < extra else 0)
+            children = None if node.is_leaf else node.children[pos : pos + count + 1]
+            pieces.append(
+                Node(keys=node.keys[pos : pos + count], values=node.values[pos : pos + count],
+                     children=children)
+            )
+            pos += count
+            if p < n_pieces - 1:
+                separators.append((node.keys[pos], node.values[pos]))
+                pos += 1
+        lifted: dict[str, Message] = {}
+        sep_keys = [k for k, _ in separators]
+        for key, message in node.buffer.items():
+            j = bisect_left(sep_keys, key)
+            if j < len(sep_keys) and sep_keys[j] == key:
+                lifted[key] = message
+            else:
+                pieces[j].buffer[key] = message
+        return pieces, separators, lifted
+
+    def _fix_underflows(self, node: Node) -> None:
+        """Merge or redistribute every undersized new child of `node` with a sibling."""
+        if node.is_leaf:
+            return
+        while len(node.children) > 1:
+            i = next(
+                (
+                    i
+                    for i, c in enumerate(node.children)
+                    if isinstance(c, Node) and c.location is None and len(c.keys) < self.min_keys
+                ),
+                None,
+            )
+            if i is None:
+                return
+            lo = i if i + 1 < len(node.children) else i - 1
+            left, right = self._own(node, lo), self._own(node, lo + 1)
+            merged = Node(
+                keys=[*left.keys, node.keys[lo], *right.keys],
+                values=[*left.values, node.values[lo], *right.values],
+                children=None if left.is_leaf else [*left.children, *right.children],
+                buffer={**left.buffer, **right.buffer},
+            )
+            del node.keys[lo]
+            del node.values[lo]
+            node.children[lo : lo + 2] = [merged]
+            self._fix_underflows(merged)
+            self._settle(merged)
+            self._split_child(node, lo)

@@ -1,0 +1,244 @@
+"""A transaction: reads at one base version, buffered writes, optimistic commit.
+
+Commit writes the new definition and node files, then creates the root of the next
+version if absent. Losing that race is normal: the transaction checks what the winners
+changed against what it depends on, and either replays its changes onto the new latest
+root or raises a CommitConflictError naming the key and the winning version.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from trinityfs.errors import (
+    AmbiguousWriteError,
+    CommitConflictError,
+    CommitRetriesExhaustedError,
+    ReadOnlyError,
+    StorageError,
+    StorageFileNotFoundError,
+    TransactionClosedError,
+)
+from trinityfs.format.definitions import encode_definition
+from trinityfs.format.nodefile import encode_node
+from trinityfs.format.paths import new_lakehouse_def_location, root_node_file
+from trinityfs.format.trinitylake_pb2 import IsolationLevel, LakehouseDef
+from trinityfs.tree import TreeWriter
+from trinityfs.txn.conflicts import LAKEHOUSE_DEF_KEY, Dependencies
+from trinityfs.txn.engine import Engine, now_millis
+from trinityfs.txn.snapshot import Snapshot, range_of_prefix
+
+log = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 64
+BACKOFF_BASE_SECONDS = 0.005
+BACKOFF_CAP_SECONDS = 0.5
+READBACK_ATTEMPTS = 5
+WRITE_THREADS = 16
+
+
+class Transaction:
+    """Changes to one lakehouse, committed atomically as one new version."""
+
+    def __init__(self, engine: Engine, base: Snapshot, isolation: int | None = None):
+        self.engine = engine
+        self.base = base
+        self.isolation = (
+            base.lakehouse_def.txn_isolation_level if isolation is None else isolation
+        )
+        self.pending: dict[str, str | None] = {}
+        self.files: dict[str, bytes] = {}
+        self.deps = Dependencies()
+        self.new_lakehouse_def: LakehouseDef | None = None
+        self.committed_version: int | None = None
+        self.closed = False
+        self.attempts = 0
+        self.replays = 0
+
+    # -- reads ----------------------------------------------------------------------
+
+    @property
+    def base_version(self) -> int:
+        return self.base.version
+
+    @property
+    def lakehouse_def(self) -> LakehouseDef:
+        return self.new_lakehouse_def or self.base.lakehouse_def
+
+    def get(self, key: str) -> str | None:
+        """Read-your-writes lookup of `key`'s definition location."""
+        if key in self.pending:
+            return self.pending[key]
+        self.deps.read_keys.add(key)
+        return self.base.get(key)
+
+    def scan_prefix(
+        self, prefix: str, after: str | None = None, limit: int | None = None
+    ) -> list[tuple[str, str]]:
+        """Keys with `prefix` (after `after`, at most `limit`), pending changes applied."""
+        self.deps.read_ranges.append(range_of_prefix(prefix))
+        mine = sorted(
+            (k, v)
+            for k, v in self.pending.items()
+            if k.startswith(prefix) and (after is None or k > after)
+        )
+        if not mine:
+            return self.base.scan_prefix(prefix, after, limit)
+        out: list[tuple[str, str]] = []
+        base_iter = iter(self.base.scan_prefix(prefix, after, None))
+        merged = dict(base_iter)
+        for k, v in mine:
+            if v is None:
+                merged.pop(k, None)
+            else:
+                merged[k] = v
+        for k in sorted(merged):
+            if limit is not None and len(out) >= limit:
+                break
+            out.append((k, merged[k]))
+        return out
+
+    def read_file(self, location: str) -> bytes:
+        """An immutable definition file (one written by this transaction included)."""
+        if location in self.files:
+            return self.files[location]
+        return self.engine.storage.read_immutable(location)
+
+    # -- writes ---------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise TransactionClosedError("the transaction is already committed or aborted")
+
+    def put(self, key: str, location: str, data: bytes) -> None:
+        """Point `key` at a new definition file `location` holding `data`."""
+        self._check_open()
+        self.pending[key] = location
+        self.files[location] = data
+        self.deps.written.add(key)
+
+    def delete(self, key: str) -> None:
+        self._check_open()
+        self.pending[key] = None
+        self.deps.written.add(key)
+
+    def require_exists(self, key: str) -> None:
+        """Conflict if another commit deletes `key` (a namespace we create objects in)."""
+        self.deps.must_exist.add(key)
+
+    def require_unchanged_prefix(self, prefix: str) -> None:
+        """Conflict if another commit changes any key with `prefix` (a dropped namespace)."""
+        self.deps.unchanged_ranges.append(range_of_prefix(prefix))
+
+    def set_lakehouse_def(self, ldef: LakehouseDef) -> None:
+        self._check_open()
+        self.new_lakehouse_def = ldef
+        self.deps.written.add(LAKEHOUSE_DEF_KEY)
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self.pending) or self.new_lakehouse_def is not None
+
+    # -- commit ---------------------------------------------------------------------
+
+    def abort(self) -> None:
+        """Forget every change; nothing was written to storage."""
+        self.closed = True
+        self.pending.clear()
+        self.files.clear()
+
+    def commit(self) -> int:
+        """Commit atomically; return the new version (the base one if nothing changed)."""
+        self._check_open()
+        if not self.has_changes:
+            self.closed = True
+            return self.base_version
+        storage = self.engine.storage
+        ldef_location = self.base.lakehouse_def_location
+        if self.new_lakehouse_def is not None:
+            ldef_location = new_lakehouse_def_location()
+            self.files[ldef_location] = encode_definition(self.new_lakehouse_def)
+        _write_parallel(storage, self.files)
+        base = self.base
+        for attempt in range(MAX_ATTEMPTS):
+            self.attempts += 1
+            version = base.version + 1
+            root_bytes, root = self._build_root(base, version, ldef_location)
+            if self._create_root(version, root_bytes):
+                self.engine.roots.write_hint(version)
+                root.location = root_node_file(version)
+                self.engine.nodes(base.lakehouse_def.order).remember(root)
+                self.committed_version = version
+                self.closed = True
+                return version
+            base, ldef_location = self._rebase(base, ldef_location)
+            self.replays += 1
+            delay = min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**attempt)
+            time.sleep(random.uniform(0, delay))
+        raise CommitRetriesExhaustedError(
+            f"gave up after {MAX_ATTEMPTS} lost races for version {base.version + 1}"
+        )
+
+    def _build_root(self, base: Snapshot, version: int, ldef_location: str):
+        ldef = base.lakehouse_def
+        nodes = self.engine.nodes(ldef.order)
+        writer = TreeWriter(nodes, ldef.order, self.engine.budget(ldef), version)
+        root = writer.commit(base.root, self.pending)
+        root.system = {
+            "lakehouse_def": ldef_location,
+            "previous_root": root_node_file(base.version),
+            "created_at_millis": str(max(now_millis(), base.created_at_millis + 1)),
+        }
+        nodes.write_new_nodes(root)
+        return encode_node(root.to_file(), ldef.order), root
+
+    def _create_root(self, version: int, data: bytes) -> bool:
+        """Create the root of `version`; True if ours landed, False if another did."""
+        location = root_node_file(version)
+        storage = self.engine.storage
+        for _ in range(READBACK_ATTEMPTS):
+            try:
+                return storage.create_if_absent(location, data)
+            except AmbiguousWriteError as exc:
+                log.warning("commit of version %d ambiguous (%s): reading back", version, exc)
+            try:
+                return storage.read(location) == data
+            except StorageFileNotFoundError:
+                continue  # it did not land: try to create it again
+            except StorageError as exc:
+                log.warning("read-back of version %d failed: %s", version, exc)
+        raise AmbiguousWriteError(
+            f"outcome of the commit of version {version} is unknown after "
+            f"{READBACK_ATTEMPTS} read-backs; its files are kept"
+        )
+
+    def _rebase(self, base: Snapshot, ldef_location: str) -> tuple[Snapshot, str]:
+        """After a lost race: validate against every newer version, then move onto it."""
+        engine = self.engine
+        latest = engine.roots.latest_version()
+        serializable = self.isolation == IsolationLevel.SERIALIZABLE
+        for version in range(base.version + 1, latest + 1):
+            self.deps.validate(version, engine.changes(version), serializable)
+        new_base = engine.snapshot(latest)
+        if self.new_lakehouse_def is None:
+            ldef_location = new_base.lakehouse_def_location
+        if new_base.lakehouse_def.order != base.lakehouse_def.order:
+            raise CommitConflictError(LAKEHOUSE_DEF_KEY, latest)
+        return new_base, ldef_location
+
+
+def _write_parallel(storage, files: dict[str, bytes]) -> None:
+    if len(files) <= 1:
+        for location, data in files.items():
+            storage.write_immutable(location, data)
+        return
+    with ThreadPoolExecutor(max_workers=min(WRITE_THREADS, len(files))) as pool:
+        for future in [pool.submit(storage.write_immutable, k, v) for k, v in files.items()]:
+            future.result()
+
+
+def read_only_guard(version: int) -> ReadOnlyError:
+    return ReadOnlyError(f"version {version} is read-only: write to the latest version")
