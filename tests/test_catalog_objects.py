@@ -36,7 +36,7 @@ def test_create_describe_list(ns_lake) -> None:
 
 def test_table_and_view_cannot_share_a_name(ns_lake) -> None:
     ns_lake.create_table("ns", "x")
-    with pytest.raises(AlreadyExistsError, match="table ns.x already exists"):
+    with pytest.raises(AlreadyExistsError, match=r"table ns\.x already exists"):
         ns_lake.create_view("ns", "x")
 
 
@@ -59,7 +59,7 @@ def test_drop(ns_lake) -> None:
     ns_lake.create_table("ns", "t")
     ns_lake.drop_table("ns", "t")
     assert ns_lake.list_tables("ns") == []
-    with pytest.raises(ObjectNotFoundError, match="table ns.t does not exist"):
+    with pytest.raises(ObjectNotFoundError, match=r"table ns\.t does not exist"):
         ns_lake.drop_table("ns", "t")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from trinityfs.errors import CommitConflictError, InvalidArgumentError, TransactionClosedError
@@ -130,4 +132,4 @@ def test_created_at_is_monotonic(lake) -> None:
     for i in range(20):
         lake.create_namespace(f"n{i}")
     times = [v.created_at_millis for v in lake.versions()]
-    assert all(a < b for a, b in zip(times, times[1:], strict=False))
+    assert all(a < b for a, b in itertools.pairwise(times))

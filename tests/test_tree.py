@@ -65,7 +65,8 @@ def test_latest_messages_stay_in_the_root() -> None:
     store = new_store(4)
     root = empty_root()
     for version in range(1, 40):
-        root = commit(store, root, {f"k{version:03d}": "x", f"k{version + 100:03d}": "y"}, version, 60)
+        changes = {f"k{version:03d}": "x", f"k{version + 100:03d}": "y"}
+        root = commit(store, root, changes, version, 60)
         own = {k for k, (_v, t) in root.buffer.items() if t == version}
         assert own == {f"k{version:03d}", f"k{version + 100:03d}"}
         check_tree(store, root, order=4, budget=60, version=version)

@@ -36,17 +36,25 @@ def run(directory: Path) -> None:
         when = datetime.fromtimestamp(info.created_at_millis / 1000, UTC).isoformat(
             timespec="milliseconds"
         )
-        changed = ", ".join(f"{c.action} {c.object.kind} {c.object}" for c in lake.changes(info.version))
+        changed = ", ".join(
+            f"{c.action} {c.object.kind} {c.object}" for c in lake.changes(info.version)
+        )
         print(f"  {info.version:>3}  {when}  {changed or '(new lakehouse)'}")
 
     latest = lake.snapshot()
     old = lake.at(first_tables)
-    print(f"\nlatest version {latest.version}: sales = {latest.list_tables('sales')}, "
-          f"staging = {latest.list_tables('staging')}")
-    print(f"version {old.version}: sales = {old.list_tables('sales')}, "
-          f"views = {old.list_views('sales')}")
-    print(f"orders at version {old.version}: {dict(old.describe_table('sales', 'orders').properties)}"
-          f"; latest: {dict(latest.describe_table('sales', 'orders').properties)}")
+    print(
+        f"\nlatest version {latest.version}: sales = {latest.list_tables('sales')}, "
+        f"staging = {latest.list_tables('staging')}"
+    )
+    print(
+        f"version {old.version}: sales = {old.list_tables('sales')}, "
+        f"views = {old.list_views('sales')}"
+    )
+    print(
+        f"orders at version {old.version}: {dict(old.describe_table('sales', 'orders').properties)}"
+        f"; latest: {dict(latest.describe_table('sales', 'orders').properties)}"
+    )
     print(f"diff {old.version} -> {latest.version}:")
     for change in lake.diff(old.version, latest.version):
         print(f"  {change.action} {change.object.kind} {change.object}")

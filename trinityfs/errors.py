@@ -63,9 +63,7 @@ class CommitConflictError(TrinityError):
     """A concurrent commit changed what this transaction depends on."""
 
     def __init__(self, key: str, version: int, message: str | None = None):
-        super().__init__(
-            message or f"commit conflict on key {key!r}: changed by version {version}"
-        )
+        super().__init__(message or f"commit conflict on key {key!r}: changed by version {version}")
         self.key = key
         self.version = version
 
@@ -119,6 +117,8 @@ class TreeInvariantError(TrinityError):
     """A tree breaks an invariant of the format; lists every problem found."""
 
     def __init__(self, problems: list[str]):
-        shown = "; ".join(problems[:10]) + (f"; ... ({len(problems)} in all)" if len(problems) > 10 else "")
+        shown = "; ".join(problems[:10]) + (
+            f"; ... ({len(problems)} in all)" if len(problems) > 10 else ""
+        )
         super().__init__(f"tree check failed: {shown}")
         self.problems = problems

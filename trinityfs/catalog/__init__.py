@@ -4,4 +4,11 @@ from trinityfs.catalog.lakehouse import CatalogSnapshot, Lakehouse
 from trinityfs.catalog.model import Change, ObjectRef, VersionInfo
 from trinityfs.catalog.writer import CatalogTransaction
 
-__all__ = ["CatalogSnapshot", "CatalogTransaction", "Change", "Lakehouse", "ObjectRef", "VersionInfo"]
+__all__ = [
+    "CatalogSnapshot",
+    "CatalogTransaction",
+    "Change",
+    "Lakehouse",
+    "ObjectRef",
+    "VersionInfo",
+]

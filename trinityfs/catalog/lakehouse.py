@@ -35,7 +35,10 @@ from trinityfs.txn.engine import Engine, diff_snapshots, now_millis
 from trinityfs.txn.snapshot import Snapshot
 from trinityfs.txn.transaction import Transaction
 
-ISOLATION_LEVELS = {"SNAPSHOT": IsolationLevel.SNAPSHOT, "SERIALIZABLE": IsolationLevel.SERIALIZABLE}
+ISOLATION_LEVELS = {
+    "SNAPSHOT": IsolationLevel.SNAPSHOT,
+    "SERIALIZABLE": IsolationLevel.SERIALIZABLE,
+}
 
 
 class CatalogSnapshot(CatalogReader):
@@ -91,7 +94,9 @@ class Lakehouse:
         storage.write_immutable(ldef_location, encode_definition(ldef))
         root = Node.empty_leaf()
         root.system = {"lakehouse_def": ldef_location, "created_at_millis": str(now_millis())}
-        created = storage.create_if_absent(root_node_file(0), encode_node(root.to_file(), ldef.order))
+        created = storage.create_if_absent(
+            root_node_file(0), encode_node(root.to_file(), ldef.order)
+        )
         if not created and not exist_ok:
             raise AlreadyExistsError(f"a lakehouse already exists at {storage.url}")
         lakehouse.engine.roots.write_hint(0)
@@ -139,7 +144,9 @@ class Lakehouse:
         self, *, isolation: str | int | None = None, version: int | None = None
     ) -> CatalogTransaction:
         """A transaction at the latest version (or at `version`); a context manager."""
-        level = ISOLATION_LEVELS.get(isolation, isolation) if isinstance(isolation, str) else isolation
+        level = (
+            ISOLATION_LEVELS.get(isolation, isolation) if isinstance(isolation, str) else isolation
+        )
         if isinstance(isolation, str) and level is isolation:
             from trinityfs.errors import InvalidArgumentError
 
@@ -274,8 +281,9 @@ class Lakehouse:
             lo += 1
         return lo
 
-    def _classify(self, version_before: int, diff: dict[str, tuple[str | None, str | None]],
-                  keys: KeyCodec) -> list[Change]:
+    def _classify(
+        self, version_before: int, diff: dict[str, tuple[str | None, str | None]], keys: KeyCodec
+    ) -> list[Change]:
         changes: list[Change] = []
         for key in sorted(diff):
             if key == "lakehouse_def":
@@ -291,8 +299,11 @@ class Lakehouse:
         """What `version` changed, from its root's own messages."""
         if version <= self.oldest_version():
             after = self.engine.snapshot(version)
-            return self._classify(version, {k: (None, v) for k, v in after.items()},
-                                  KeyCodec.from_lakehouse_def(after.lakehouse_def))
+            return self._classify(
+                version,
+                {k: (None, v) for k, v in after.items()},
+                KeyCodec.from_lakehouse_def(after.lakehouse_def),
+            )
         before = self.engine.snapshot(version - 1)
         changed = self.engine.changes(version)
         diff = {k: (before.get(k) if k != "lakehouse_def" else None, v) for k, v in changed.items()}
@@ -313,8 +324,12 @@ class Lakehouse:
             latest = self.engine.snapshot()
             new_version = latest.version + 1
             nodes = self.engine.nodes(target.lakehouse_def.order)
-            writer = TreeWriter(nodes, target.lakehouse_def.order,
-                                self.engine.budget(latest.lakehouse_def), new_version)
+            writer = TreeWriter(
+                nodes,
+                target.lakehouse_def.order,
+                self.engine.budget(latest.lakehouse_def),
+                new_version,
+            )
             root = writer.commit(target.root, {})
             root.system = {
                 # exports and settings belong to the lakehouse, not to the rolled-back tree
@@ -357,4 +372,4 @@ def _format_millis(millis: int) -> str:
     return datetime.fromtimestamp(millis / 1000, UTC).isoformat(timespec="milliseconds")
 
 
-__all__ = ["CatalogSnapshot", "Lakehouse", "Kind"]
+__all__ = ["CatalogSnapshot", "Kind", "Lakehouse"]

@@ -65,7 +65,9 @@ class CatalogReader:
     # -- namespaces -----------------------------------------------------------------
 
     def namespace_exists(self, namespace: str) -> bool:
-        return self._view.get(self.keys.namespace_key(self._valid("namespace", namespace))) is not None
+        return (
+            self._view.get(self.keys.namespace_key(self._valid("namespace", namespace))) is not None
+        )
 
     def _namespace_location(self, namespace: str) -> str:
         location = self._view.get(self.keys.namespace_key(self._valid("namespace", namespace)))
@@ -82,7 +84,9 @@ class CatalogReader:
     def namespace_properties(self, namespace: str) -> dict[str, str]:
         return dict(self.describe_namespace(namespace).properties)
 
-    def list_namespaces(self, start_after: str | None = None, limit: int | None = None) -> list[str]:
+    def list_namespaces(
+        self, start_after: str | None = None, limit: int | None = None
+    ) -> list[str]:
         """Namespace names in order, after `start_after`, at most `limit`."""
         prefix = self.keys.kind_prefix("namespace")
         after = None if start_after is None else self.keys.namespace_key(start_after)
@@ -93,7 +97,9 @@ class CatalogReader:
     # -- tables and views -----------------------------------------------------------
 
     def object_location(self, kind: Kind, namespace: str, name: str) -> str | None:
-        key = self.keys.object_key(kind, self._valid("namespace", namespace), self._valid(kind, name))
+        key = self.keys.object_key(
+            kind, self._valid("namespace", namespace), self._valid(kind, name)
+        )
         return self._view.get(key)
 
     def object_kind(self, namespace: str, name: str) -> Kind | None:

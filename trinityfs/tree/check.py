@@ -23,9 +23,7 @@ class TreeStats:
     messages: int = 0
 
 
-def check_tree(
-    store: NodeStore, root: Node, *, order: int, budget: int, version: int
-) -> TreeStats:
+def check_tree(store: NodeStore, root: Node, *, order: int, budget: int, version: int) -> TreeStats:
     """Verify the tree under `root` (the root of `version`); raise TreeInvariantError."""
     problems: list[str] = []
     stats = TreeStats()

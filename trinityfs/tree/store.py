@@ -10,8 +10,6 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 
 from trinityfs.format.nodefile import decode_node, encode_node
 from trinityfs.format.paths import new_node_location
@@ -19,7 +17,6 @@ from trinityfs.storage import Storage
 from trinityfs.tree.node import Node
 
 DEFAULT_CACHED_NODES = 4096
-WRITE_THREADS = 16
 
 
 class NodeStore:
@@ -74,15 +71,8 @@ class NodeStore:
             self.remember(node)
         return [location for location, _ in pending]
 
-    def _write_all(self, files: Iterable[tuple[str, bytes]]) -> None:
-        files = list(files)
-        if len(files) <= 1:
-            for location, data in files:
-                self.storage.write_immutable(location, data)
-            return
-        with ThreadPoolExecutor(max_workers=min(WRITE_THREADS, len(files))) as pool:
-            for future in [pool.submit(self.storage.write_immutable, loc, d) for loc, d in files]:
-                future.result()
+    def _write_all(self, files: list[tuple[str, bytes]]) -> None:
+        self.storage.write_immutable_many(dict(files))
 
     def remember(self, node: Node) -> None:
         """Put a node this process just wrote into the decoded cache."""

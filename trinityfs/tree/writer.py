@@ -199,8 +199,9 @@ class TreeWriter:
     def _join(self, left: Node, right: Node) -> Node:
         """One node holding two adjacent sibling subtrees (no separator between them)."""
         if left.is_leaf:
-            return Node(keys=left.keys + right.keys, values=left.values + right.values,
-                        children=None)
+            return Node(
+                keys=left.keys + right.keys, values=left.values + right.values, children=None
+            )
         mid = self._join(self._own(left, len(left.children) - 1), self._own(right, 0))
         joined = Node(
             keys=left.keys + right.keys,
@@ -241,8 +242,11 @@ class TreeWriter:
             count = base + (1 if p < extra else 0)
             children = None if node.is_leaf else node.children[pos : pos + count + 1]
             pieces.append(
-                Node(keys=node.keys[pos : pos + count], values=node.values[pos : pos + count],
-                     children=children)
+                Node(
+                    keys=node.keys[pos : pos + count],
+                    values=node.values[pos : pos + count],
+                    children=children,
+                )
             )
             pos += count
             if p < n_pieces - 1:

@@ -24,9 +24,7 @@ class Dependencies:
     read_keys: set[str] = field(default_factory=set)
     read_ranges: list[tuple[str, str | None]] = field(default_factory=list)
 
-    def validate(
-        self, version: int, changes: dict[str, str | None], serializable: bool
-    ) -> None:
+    def validate(self, version: int, changes: dict[str, str | None], serializable: bool) -> None:
         """Raise CommitConflictError if `changes` (made by `version`) break this."""
         for key in sorted(changes):
             if key in self.written:
@@ -37,12 +35,16 @@ class Dependencies:
                 )
             if _in_ranges(key, self.unchanged_ranges):
                 raise CommitConflictError(
-                    key, version, f"key {key!r} was added or changed by version {version} "
+                    key,
+                    version,
+                    f"key {key!r} was added or changed by version {version} "
                     "inside a namespace this transaction drops",
                 )
             if serializable and (key in self.read_keys or _in_ranges(key, self.read_ranges)):
                 raise CommitConflictError(
-                    key, version, f"key {key!r}, read by this serializable transaction, "
+                    key,
+                    version,
+                    f"key {key!r}, read by this serializable transaction, "
                     f"was changed by version {version}",
                 )
 

@@ -128,8 +128,7 @@ class RootStore:
         versions = [
             v
             for entry in self.storage.list("")
-            if "/" not in entry.location
-            and (v := parse_root_node_file(entry.location)) is not None
+            if "/" not in entry.location and (v := parse_root_node_file(entry.location)) is not None
         ]
         if not versions:
             raise LakehouseNotFoundError(f"no lakehouse at {self.storage.url}")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import random
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from trinityfs.errors import (
     AmbiguousWriteError,
@@ -21,6 +20,7 @@ from trinityfs.errors import (
     StorageError,
     StorageFileNotFoundError,
     TransactionClosedError,
+    TransactionExpiredError,
 )
 from trinityfs.format.definitions import encode_definition
 from trinityfs.format.nodefile import encode_node
@@ -37,7 +37,6 @@ MAX_ATTEMPTS = 64
 BACKOFF_BASE_SECONDS = 0.005
 BACKOFF_CAP_SECONDS = 0.5
 READBACK_ATTEMPTS = 5
-WRITE_THREADS = 16
 
 
 class Transaction:
@@ -46,9 +45,7 @@ class Transaction:
     def __init__(self, engine: Engine, base: Snapshot, isolation: int | None = None):
         self.engine = engine
         self.base = base
-        self.isolation = (
-            base.lakehouse_def.txn_isolation_level if isolation is None else isolation
-        )
+        self.isolation = base.lakehouse_def.txn_isolation_level if isolation is None else isolation
         self.pending: dict[str, str | None] = {}
         self.files: dict[str, bytes] = {}
         self.deps = Dependencies()
@@ -57,6 +54,7 @@ class Transaction:
         self.closed = False
         self.attempts = 0
         self.replays = 0
+        self.began_at_millis = now_millis()
 
     # -- reads ----------------------------------------------------------------------
 
@@ -161,13 +159,15 @@ class Transaction:
         if self.new_lakehouse_def is not None:
             ldef_location = new_lakehouse_def_location()
             self.files[ldef_location] = encode_definition(self.new_lakehouse_def)
-        _write_parallel(storage, self.files)
+        storage.write_immutable_many(self.files)
         base = self.base
         for attempt in range(MAX_ATTEMPTS):
             self.attempts += 1
             version = base.version + 1
             root_bytes, root = self._build_root(base, version, ldef_location)
+            self.check_alive()
             if self._create_root(version, root_bytes):
+                self._check_not_below_oldest(version)
                 self.engine.roots.write_hint(version)
                 root.location = root_node_file(version)
                 self.engine.nodes(base.lakehouse_def.order).remember(root)
@@ -180,6 +180,39 @@ class Transaction:
             time.sleep(random.uniform(0, delay))
         raise CommitRetriesExhaustedError(
             f"gave up after {MAX_ATTEMPTS} lost races for version {base.version + 1}"
+        )
+
+    # -- lifetime (what expiration relies on; see trinityfs/lifecycle/expire.py) --------
+
+    def check_alive(self) -> None:
+        """Refuse to commit after the lakehouse's txn_ttl_millis (0 = no limit).
+
+        Expiration spares files and roots younger than that, so a transaction within
+        it never points to anything expiration removed.
+        """
+        ttl = self.base.lakehouse_def.txn_ttl_millis
+        if ttl and now_millis() - self.began_at_millis > ttl:
+            raise TransactionExpiredError(
+                f"transaction began {now_millis() - self.began_at_millis} ms ago, longer "
+                f"than txn_ttl_millis={ttl}; nothing was committed"
+            )
+
+    def _check_not_below_oldest(self, version: int) -> None:
+        """A root created below _oldest_version.txt filled a hole left by expiration.
+
+        Expiration writes the marker before deleting roots, so a create that succeeded
+        because root `version` had been deleted is followed by a marker above it. Such a
+        root is invisible to every reader: remove it and fail instead of reporting a
+        commit that nobody would see.
+        """
+        oldest = self.engine.roots.oldest_version()
+        if version >= oldest:
+            return
+        self.engine.storage.delete(root_node_file(version))
+        self.closed = True
+        raise TransactionExpiredError(
+            f"version {version - 1}, the base of this transaction, was expired (oldest "
+            f"readable version is {oldest}); nothing was committed, retry the transaction"
         )
 
     def _build_root(self, base: Snapshot, version: int, ldef_location: str):
@@ -228,16 +261,6 @@ class Transaction:
         if new_base.lakehouse_def.order != base.lakehouse_def.order:
             raise CommitConflictError(LAKEHOUSE_DEF_KEY, latest)
         return new_base, ldef_location
-
-
-def _write_parallel(storage, files: dict[str, bytes]) -> None:
-    if len(files) <= 1:
-        for location, data in files.items():
-            storage.write_immutable(location, data)
-        return
-    with ThreadPoolExecutor(max_workers=min(WRITE_THREADS, len(files))) as pool:
-        for future in [pool.submit(storage.write_immutable, k, v) for k, v in files.items()]:
-            future.result()
 
 
 def read_only_guard(version: int) -> ReadOnlyError:

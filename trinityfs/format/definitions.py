@@ -1,0 +1,237 @@
+"""Object definition files: protobuf messages of proto/trinitylake.proto (FORMAT.md §2).
+
+A definition file is the deterministic serialization of one message, nothing around it.
+Also holds the LakehouseDef defaults and checks, and the tree's size arithmetic.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, TypeVar
+
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError, Message
+
+from trinityfs.errors import (
+    CorruptFileError,
+    InvalidArgumentError,
+    UnsupportedFormatVersionError,
+)
+from trinityfs.format import trinitylake_pb2
+from trinityfs.format.paths import validate_location
+
+LakehouseDef = trinitylake_pb2.LakehouseDef
+NamespaceDef = trinitylake_pb2.NamespaceDef
+TableDef = trinitylake_pb2.TableDef
+ViewDef = trinitylake_pb2.ViewDef
+TransactionDef = trinitylake_pb2.TransactionDef
+FullName = trinitylake_pb2.FullName
+Schema = trinitylake_pb2.Schema
+Column = trinitylake_pb2.Column
+DataType = trinitylake_pb2.DataType
+IsolationLevel = trinitylake_pb2.IsolationLevel
+
+M = TypeVar("M", bound=Message)
+
+SUPPORTED_MAJOR_VERSION = 0
+MIN_ORDER = 3
+MAX_NAME_MAX_SIZE_BYTES = 10000
+# Per-row allowance FORMAT.md's key table estimate adds to the two name maxes: 200 for
+# the value location and 4 for the encoded type id.
+KEY_TABLE_ROW_EXTRA_BYTES = 200 + 4
+# Fixed per-message overhead used by message_size (Arrow offsets and validity bits).
+MESSAGE_ROW_OVERHEAD_BYTES = 12
+
+PROP_VERSION_MAX_AGE_MILLIS = "version.max-age-millis"
+PROP_VERSION_MIN_TO_KEEP = "version.min-versions-to-keep"
+DEFAULT_VERSION_MAX_AGE_MILLIS = 604800000
+DEFAULT_VERSION_MIN_TO_KEEP = 3
+
+LAKEHOUSE_DEFAULTS: dict[str, Any] = {
+    "major_version": 0,
+    "order": 128,
+    "namespace_name_max_size_bytes": 100,
+    "table_name_max_size_bytes": 100,
+    "view_name_max_size_bytes": 100,
+    "node_file_max_size_bytes": 1048576,
+    "txn_ttl_millis": 259200000,
+    "txn_isolation_level": IsolationLevel.Value("SNAPSHOT"),
+}
+_MAP_FIELDS = ("properties", "exported_snapshots")
+
+
+def encode_definition(msg: Message) -> bytes:
+    """Serialize deterministically (map entries sorted): equal definitions, equal bytes."""
+    if not isinstance(msg, Message):
+        raise InvalidArgumentError(f"expected a protobuf message, got {type(msg).__name__}")
+    return msg.SerializeToString(deterministic=True)
+
+
+def decode_definition(data: bytes, cls: type[M], path: str) -> M:
+    """Parse a definition file of message type `cls`; CorruptFileError naming `path` on failure."""
+    try:
+        return cls.FromString(bytes(data))
+    except (DecodeError, ValueError, TypeError) as exc:
+        raise CorruptFileError(
+            path, f"not a valid {cls.DESCRIPTOR.name} protobuf message ({exc})"
+        ) from None
+
+
+def parse_isolation_level(value: str | int) -> int:
+    """IsolationLevel from its name (any case) or enum number."""
+    if isinstance(value, str):
+        try:
+            return IsolationLevel.Value(value.upper())
+        except ValueError:
+            pass
+    elif (
+        isinstance(value, int) and not isinstance(value, bool) and value in IsolationLevel.values()
+    ):
+        return value
+    raise InvalidArgumentError(
+        f"unknown isolation level {value!r}; expected one of {list(IsolationLevel.keys())}"
+    )
+
+
+def _set_string_map(ldef: LakehouseDef, name: str, value: Any) -> None:
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise InvalidArgumentError(f"lakehouse option {name} must be a dict of str to str")
+    target = getattr(ldef, name)
+    target.clear()
+    target.update(value)
+
+
+def new_lakehouse_def(**options: Any) -> LakehouseDef:
+    """A validated LakehouseDef with FORMAT.md defaults and a fresh uuid4 id.
+
+    Options are LakehouseDef field names; txn_isolation_level also takes
+    "SNAPSHOT"/"SERIALIZABLE"; properties and exported_snapshots take dicts.
+    """
+    ldef = LakehouseDef(id=str(uuid.uuid4()), **LAKEHOUSE_DEFAULTS)
+    fields = LakehouseDef.DESCRIPTOR.fields_by_name
+    for name, value in options.items():
+        if name not in fields:
+            raise InvalidArgumentError(
+                f"unknown lakehouse option {name!r}; expected one of {sorted(fields)}"
+            )
+        if name in _MAP_FIELDS:
+            _set_string_map(ldef, name, value)
+        elif name == "txn_isolation_level":
+            ldef.txn_isolation_level = parse_isolation_level(value)
+        else:
+            expected = str if name == "id" else int
+            if isinstance(value, bool) or not isinstance(value, expected):
+                raise InvalidArgumentError(
+                    f"lakehouse option {name} must be {expected.__name__}, got {value!r}"
+                )
+            try:
+                setattr(ldef, name, value)
+            except (TypeError, ValueError) as exc:
+                raise InvalidArgumentError(f"lakehouse option {name}={value!r}: {exc}") from None
+    validate_lakehouse_def(ldef)
+    return ldef
+
+
+def key_table_estimate_bytes(ldef: LakehouseDef) -> int:
+    """FORMAT.md's key table size estimate: N * (namespace max + table max + 200 + 4)."""
+    return ldef.order * (
+        ldef.namespace_name_max_size_bytes
+        + ldef.table_name_max_size_bytes
+        + KEY_TABLE_ROW_EXTRA_BYTES
+    )
+
+
+def buffer_budget_bytes(ldef: LakehouseDef) -> int:
+    """Bytes of a node file left for its write buffer: node size minus the key table estimate."""
+    return ldef.node_file_max_size_bytes - key_table_estimate_bytes(ldef)
+
+
+def message_size(key: str, value: str | None, txn: int) -> int:
+    """Estimated bytes one buffer message adds to a node file (the tree's flush accounting)."""
+    size = len(key.encode("utf-8")) + len(str(txn)) + MESSAGE_ROW_OVERHEAD_BYTES
+    if value is not None:
+        size += len(value.encode("utf-8"))
+    return size
+
+
+def _check_int_property(ldef: LakehouseDef, name: str, minimum: int) -> None:
+    text = ldef.properties.get(name)
+    if text is None:
+        return
+    if not (text.isascii() and text.isdigit()) or int(text) < minimum:
+        raise InvalidArgumentError(
+            f"lakehouse property {name}={text!r} must be a decimal integer >= {minimum}"
+        )
+
+
+def validate_lakehouse_def(ldef: LakehouseDef) -> LakehouseDef:
+    """Check a LakehouseDef can be used; returns it unchanged.
+
+    Raises UnsupportedFormatVersionError for an unknown major version,
+    UnsafeLocationError for an unsafe export location, else InvalidArgumentError.
+    """
+    if not isinstance(ldef, LakehouseDef):
+        raise InvalidArgumentError(f"expected a LakehouseDef, got {type(ldef).__name__}")
+    if ldef.major_version != SUPPORTED_MAJOR_VERSION:
+        raise UnsupportedFormatVersionError(
+            f"lakehouse major format version {ldef.major_version} is not supported "
+            f"(this implementation knows version {SUPPORTED_MAJOR_VERSION})"
+        )
+    if not ldef.id:
+        raise InvalidArgumentError("lakehouse definition has no id")
+    if ldef.order < MIN_ORDER:
+        raise InvalidArgumentError(f"tree order {ldef.order} is below the minimum {MIN_ORDER}")
+    for name in (
+        "namespace_name_max_size_bytes",
+        "table_name_max_size_bytes",
+        "view_name_max_size_bytes",
+    ):
+        value = getattr(ldef, name)
+        if not 1 <= value <= MAX_NAME_MAX_SIZE_BYTES:
+            raise InvalidArgumentError(f"{name}={value} is outside 1..{MAX_NAME_MAX_SIZE_BYTES}")
+    estimate = key_table_estimate_bytes(ldef)
+    if ldef.node_file_max_size_bytes <= estimate:
+        raise InvalidArgumentError(
+            f"node_file_max_size_bytes={ldef.node_file_max_size_bytes} must exceed the key "
+            f"table estimate {estimate} = order {ldef.order} * (namespace max "
+            f"{ldef.namespace_name_max_size_bytes} + table max "
+            f"{ldef.table_name_max_size_bytes} + 200 + 4), leaving room for the write buffer"
+        )
+    if ldef.txn_isolation_level not in IsolationLevel.values():
+        raise InvalidArgumentError(
+            f"unknown txn_isolation_level {ldef.txn_isolation_level}; "
+            f"expected one of {list(IsolationLevel.keys())}"
+        )
+    _check_int_property(ldef, PROP_VERSION_MAX_AGE_MILLIS, 0)
+    _check_int_property(ldef, PROP_VERSION_MIN_TO_KEEP, 1)
+    for export_name, location in ldef.exported_snapshots.items():
+        if not export_name:
+            raise InvalidArgumentError("exported_snapshots has an entry with an empty name")
+        validate_location(location)
+    return ldef
+
+
+def definition_to_json_dict(msg: Message) -> dict[str, Any]:
+    """The proto3 JSON mapping of a definition, with field names as in the .proto and
+    fields at their default value included (so order 0 is visible, not silently absent)."""
+    if not isinstance(msg, Message):
+        raise InvalidArgumentError(f"expected a protobuf message, got {type(msg).__name__}")
+    return json_format.MessageToDict(
+        msg,
+        preserving_proto_field_name=True,
+        always_print_fields_with_no_presence=True,
+    )
+
+
+def definition_from_json_dict(d: dict[str, Any], cls: type[M]) -> M:
+    """Parse the proto3 JSON mapping of a definition; InvalidArgumentError names the problem."""
+    if not isinstance(d, dict):
+        raise InvalidArgumentError(
+            f"a {cls.DESCRIPTOR.name} in JSON must be an object, got {type(d).__name__}"
+        )
+    try:
+        return json_format.ParseDict(d, cls())
+    except json_format.ParseError as exc:
+        raise InvalidArgumentError(f"invalid {cls.DESCRIPTOR.name} JSON: {exc}") from None

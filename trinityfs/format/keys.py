@@ -1,0 +1,212 @@
+"""Tree keys (FORMAT.md section 3): system keys and encoded object keys.
+
+An object key is the 4-character encoded type id followed by the space-padded names,
+e.g. table key `C===<ns padded to namespace max><table padded to table max>`. Padding
+is counted in UTF-8 bytes, so keys of one kind all have the same byte length. Python
+str comparison (code point order) equals the UTF-8 byte order the format prescribes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from trinityfs.errors import InvalidArgumentError, InvalidNameError
+from trinityfs.format.names import validate_name
+
+TYPE_LAKEHOUSE = 0
+TYPE_NAMESPACE = 1
+TYPE_TABLE = 2
+TYPE_VIEW = 3
+TYPE_TRANSACTION = 4
+
+KEY_LAKEHOUSE_DEF = "lakehouse_def"
+KEY_PREVIOUS_ROOT = "previous_root"
+KEY_ROLLBACK_FROM_ROOT = "rollback_from_root"
+KEY_CREATED_AT_MILLIS = "created_at_millis"
+KEY_N_KEYS = "n_keys"
+
+# In the order a node file lists them.
+SYSTEM_KEYS = (
+    KEY_LAKEHOUSE_DEF,
+    KEY_PREVIOUS_ROOT,
+    KEY_ROLLBACK_FROM_ROOT,
+    KEY_CREATED_AT_MILLIS,
+    KEY_N_KEYS,
+)
+
+KINDS = ("namespace", "table", "view")
+
+_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_TYPE_ID_SIZE = 4
+_KIND_TYPE_ID = {"namespace": TYPE_NAMESPACE, "table": TYPE_TABLE, "view": TYPE_VIEW}
+
+
+def encode_type_id(type_id: int) -> str:
+    """Encode an object type id (0..63) as one base64 digit right-padded with '='."""
+    if isinstance(type_id, bool) or not isinstance(type_id, int):
+        raise InvalidArgumentError(f"object type id must be an int, got {type_id!r}")
+    if not 0 <= type_id < len(_ALPHABET):
+        raise InvalidArgumentError(f"object type id {type_id} is outside 0..63")
+    return _ALPHABET[type_id] + "=" * (_TYPE_ID_SIZE - 1)
+
+
+def decode_type_id(encoded: str) -> int:
+    """Inverse of encode_type_id; raises InvalidArgumentError on anything else."""
+    if (
+        not isinstance(encoded, str)
+        or len(encoded) != _TYPE_ID_SIZE
+        or encoded[1:] != "=" * (_TYPE_ID_SIZE - 1)
+        or encoded[0] not in _ALPHABET
+    ):
+        raise InvalidArgumentError(f"not an encoded object type id: {encoded!r}")
+    return _ALPHABET.index(encoded[0])
+
+
+_KIND_PREFIX = {kind: encode_type_id(type_id) for kind, type_id in _KIND_TYPE_ID.items()}
+_PREFIX_KIND = {prefix: kind for kind, prefix in _KIND_PREFIX.items()}
+
+
+def _check_kind(kind: Any) -> str:
+    if not isinstance(kind, str) or kind not in _KIND_TYPE_ID:
+        raise InvalidArgumentError(f"unknown object kind {kind!r}; expected one of {KINDS}")
+    return kind
+
+
+@dataclass(frozen=True)
+class ObjectKey:
+    """The decoded form of an object key; `name` is None for a namespace."""
+
+    kind: str
+    namespace: str
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_kind(self.kind)
+        if (self.kind == "namespace") != (self.name is None):
+            raise InvalidArgumentError(
+                f"a {self.kind} key {'must not' if self.kind == 'namespace' else 'must'} "
+                f"have a name (got {self.name!r})"
+            )
+
+
+class KeyCodec:
+    """Encodes and decodes object keys for one set of name size limits (in bytes)."""
+
+    def __init__(self, namespace_max: int, table_max: int, view_max: int):
+        for label, value in (
+            ("namespace", namespace_max),
+            ("table", table_max),
+            ("view", view_max),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidArgumentError(
+                    f"{label} name max size must be a positive int, got {value!r}"
+                )
+        self.namespace_max = namespace_max
+        self.table_max = table_max
+        self.view_max = view_max
+        self._name_max = {"table": table_max, "view": view_max}
+
+    @classmethod
+    def from_lakehouse_def(cls, ldef: Any) -> KeyCodec:
+        """Build the codec from a LakehouseDef's name size limits."""
+        return cls(
+            ldef.namespace_name_max_size_bytes,
+            ldef.table_name_max_size_bytes,
+            ldef.view_name_max_size_bytes,
+        )
+
+    def __repr__(self) -> str:
+        return f"KeyCodec({self.namespace_max}, {self.table_max}, {self.view_max})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, KeyCodec):
+            return NotImplemented
+        return (self.namespace_max, self.table_max, self.view_max) == (
+            other.namespace_max,
+            other.table_max,
+            other.view_max,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.namespace_max, self.table_max, self.view_max))
+
+    @staticmethod
+    def _pad(name: str, max_bytes: int, kind: str) -> str:
+        validate_name(name, max_bytes, kind)
+        return name + " " * (max_bytes - len(name.encode("utf-8")))
+
+    def namespace_key(self, namespace: str) -> str:
+        return _KIND_PREFIX["namespace"] + self._pad(namespace, self.namespace_max, "namespace")
+
+    def table_key(self, namespace: str, name: str) -> str:
+        return self.children_prefix("table", namespace) + self._pad(name, self.table_max, "table")
+
+    def view_key(self, namespace: str, name: str) -> str:
+        return self.children_prefix("view", namespace) + self._pad(name, self.view_max, "view")
+
+    def object_key(self, kind: str, namespace: str, name: str | None = None) -> str:
+        """Key of a namespace (name None), table or view."""
+        return self.encode(ObjectKey(kind, namespace, name))
+
+    def encode(self, key: ObjectKey) -> str:
+        if not isinstance(key, ObjectKey):
+            raise InvalidArgumentError(f"expected an ObjectKey, got {key!r}")
+        if key.kind == "namespace":
+            return self.namespace_key(key.namespace)
+        assert key.name is not None  # guaranteed by ObjectKey
+        return self.children_prefix(key.kind, key.namespace) + self._pad(
+            key.name, self._name_max[key.kind], key.kind
+        )
+
+    def decode(self, key: str) -> ObjectKey:
+        """Parse an object key; raises InvalidArgumentError if it is not one of this codec."""
+        if not isinstance(key, str):
+            raise InvalidArgumentError(f"object key must be a str, got {key!r}")
+        kind = _PREFIX_KIND.get(key[:_TYPE_ID_SIZE])
+        if kind is None:
+            raise InvalidArgumentError(
+                f"not an object key: {key!r} does not start with a namespace, table or view "
+                f"type prefix ({', '.join(_PREFIX_KIND)})"
+            )
+        try:
+            body = key[_TYPE_ID_SIZE:].encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidArgumentError(f"object key {key!r} is not valid UTF-8") from None
+        name_max = 0 if kind == "namespace" else self._name_max[kind]
+        expected = self.namespace_max + name_max
+        if len(body) != expected:
+            raise InvalidArgumentError(
+                f"{kind} key {key!r} has {len(body)} name bytes, expected {expected} "
+                f"(namespace max {self.namespace_max}"
+                + ("" if kind == "namespace" else f" + {kind} max {name_max}")
+                + ")"
+            )
+        namespace = self._unpad(key, body[: self.namespace_max], self.namespace_max, "namespace")
+        if kind == "namespace":
+            return ObjectKey(kind, namespace)
+        name = self._unpad(key, body[self.namespace_max :], name_max, kind)
+        return ObjectKey(kind, namespace, name)
+
+    @staticmethod
+    def _unpad(key: str, padded: bytes, max_bytes: int, kind: str) -> str:
+        try:
+            # A well-formed key never splits a character at a field boundary.
+            name = padded.decode("utf-8").rstrip(" ")
+            return validate_name(name, max_bytes, kind)
+        except (UnicodeDecodeError, InvalidNameError) as exc:
+            raise InvalidArgumentError(f"malformed object key {key!r}: {exc}") from None
+
+    def children_prefix(self, kind: str, namespace: str) -> str:
+        """Prefix shared by every key of `kind` ("table" or "view") in `namespace`."""
+        if _check_kind(kind) == "namespace":
+            raise InvalidArgumentError(
+                "namespaces hold no namespaces; use namespace_key() or kind_prefix('namespace')"
+            )
+        return _KIND_PREFIX[kind] + self._pad(namespace, self.namespace_max, "namespace")
+
+    @staticmethod
+    def kind_prefix(kind: str) -> str:
+        """Prefix shared by every key of `kind`, e.g. "B===" for namespaces."""
+        return _KIND_PREFIX[_check_kind(kind)]

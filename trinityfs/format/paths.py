@@ -1,0 +1,168 @@
+"""Relative file locations under the lakehouse root (FORMAT.md section 1).
+
+Every stored location is relative to the directory of the root node file being read;
+`validate_location` is the gate that keeps a hostile catalog from pointing a reader
+outside that directory.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import uuid
+
+import mmh3
+
+from trinityfs.errors import InvalidArgumentError, InvalidNameError, UnsafeLocationError
+from trinityfs.format.names import validate_name
+
+LATEST_HINT = "_latest_hint.txt"
+OLDEST_VERSION = "_oldest_version.txt"
+ROOT_NODE_SUFFIX = ".arrow"
+EXPORTS_DIR = "_exports"
+
+_VERSION_BITS = 64
+_ROOT_NODE_RE = re.compile(r"_([01]{64})\.arrow")
+
+# (rule broken, regex finding it). Every regex is valid for both Python `re` and RE2, so
+# the node file decoder can check whole Arrow columns at once with pyarrow.compute.
+_UNSAFE_RULES = (
+    ("is empty", r"^$"),
+    ("is absolute (starts with '/')", r"^/"),
+    ("has a URL scheme or drive prefix", r"://|^[A-Za-z][A-Za-z0-9+.\-]*:"),
+    ("contains '::' (fsspec URL chaining)", r"::"),
+    ("contains a backslash", r"\\"),
+    ("contains a control character", r"[\x00-\x1f\x7f]"),
+    ("has a '.' or '..' segment", r"(?:^|/)\.\.?(?:/|$)"),
+    ("has an empty segment ('//' or a trailing '/')", r"//|/$"),
+    ("starts with '~' (home directory expansion)", r"^~"),
+    ("contains a character that storage layers interpret (* ? [ ] # %)", r"[*?\[\]#%]"),
+)
+UNSAFE_LOCATION_PATTERN = "|".join(f"(?:{regex})" for _, regex in _UNSAFE_RULES)
+_UNSAFE_RE = re.compile(UNSAFE_LOCATION_PATTERN)
+_UNSAFE_RULES_RE = tuple((rule, re.compile(regex)) for rule, regex in _UNSAFE_RULES)
+
+
+def unsafe_location_problem(loc: object) -> str | None:
+    """Why `loc` is not a safe stored location, or None if it is safe."""
+    if not isinstance(loc, str):
+        return f"location must be a str, got {type(loc).__name__}"
+    if _UNSAFE_RE.search(loc) is not None:
+        rule = next(rule for rule, regex in _UNSAFE_RULES_RE if regex.search(loc))
+        return f"unsafe location {loc!r}: {rule}"
+    if not loc.isascii():
+        try:
+            loc.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"unsafe location {loc!r}: is not valid UTF-8"
+    return None
+
+
+def validate_location(loc: str) -> str:
+    """Return `loc` unchanged if it is a safe relative location; else UnsafeLocationError.
+
+    Rejected: empty, absolute, any scheme or drive, '::', backslash, control characters,
+    '.', '..' or empty segments, a leading '~', and the characters * ? [ ] # % that
+    fsspec globbing or URL parsing would interpret.
+    """
+    problem = unsafe_location_problem(loc)
+    if problem is not None:
+        raise UnsafeLocationError(loc if isinstance(loc, str) else repr(loc), problem)
+    return loc
+
+
+def optimized_path(name: str) -> str:
+    """Spread `name` over 2^20 prefixes: MurmurHash3 x86_32 (seed 0) low 20 bits, 4/4/4/8."""
+    if not isinstance(name, str) or not name:
+        raise InvalidArgumentError(f"file name must be a non-empty str, got {name!r}")
+    bits = format(mmh3.hash(name.encode("utf-8"), 0, signed=False) & 0xFFFFF, "020b")
+    return f"{bits[0:4]}/{bits[4:8]}/{bits[8:12]}/{bits[12:20]}-{name}"
+
+
+def root_node_file(version: int) -> str:
+    """Root node file of `version`: '_' + 64 binary digits, least significant first."""
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise InvalidArgumentError(f"version must be an int, got {version!r}")
+    if not 0 <= version < 1 << _VERSION_BITS:
+        raise InvalidArgumentError(f"version {version} is outside 0..2^64-1")
+    return "_" + format(version, "064b")[::-1] + ROOT_NODE_SUFFIX
+
+
+def parse_root_node_file(name: str) -> int | None:
+    """Version of a root node file name (no directories), or None for any other name."""
+    if not isinstance(name, str):
+        return None
+    match = _ROOT_NODE_RE.fullmatch(name)
+    return int(match.group(1)[::-1], 2) if match else None
+
+
+# Names inside new definition file names are informational only (readers never parse
+# them), so anything a store might interpret becomes '_' and each part is capped to keep
+# the file name well under the usual 255-byte limit even for 10,000-byte object names.
+_LABEL_SAFE = frozenset(string.ascii_letters + string.digits + "._-~+=,@")
+_LABEL_MAX_BYTES = 64
+_TOKEN_MAX_BYTES = 200
+_TOKEN_FORBIDDEN = frozenset("/\\:*?[]#%")
+
+
+def _label(part: str, what: str) -> str:
+    if not isinstance(part, str) or not part:
+        raise InvalidArgumentError(f"{what} must be a non-empty str, got {part!r}")
+    safe = "".join(c if c in _LABEL_SAFE or (c > "\x7f" and c.isprintable()) else "_" for c in part)
+    return safe.encode("utf-8")[:_LABEL_MAX_BYTES].decode("utf-8", "ignore")
+
+
+def _token(value: str, kind: str) -> str:
+    """Check a name that becomes part of a file name verbatim (must stay unambiguous)."""
+    validate_name(value, _TOKEN_MAX_BYTES, kind)
+    bad = sorted(_TOKEN_FORBIDDEN.intersection(value))
+    if bad:
+        raise InvalidNameError(
+            f"invalid {kind} {value!r}: contains {' '.join(bad)}, which may not appear "
+            f"in a {kind} (one of {' '.join(sorted(_TOKEN_FORBIDDEN))})"
+        )
+    if value in (".", ".."):
+        raise InvalidNameError(f"invalid {kind} {value!r}: may not be '.' or '..'")
+    return value
+
+
+def new_node_location() -> str:
+    """A fresh location for a non-root node file."""
+    return optimized_path(f"node-{uuid.uuid4()}.arrow")
+
+
+def new_definition_location(kind: str, ns: str, name: str | None = None) -> str:
+    """A fresh location for a namespace (name None), table or view definition file."""
+    if kind == "namespace":
+        if name is not None:
+            raise InvalidArgumentError("a namespace definition location takes no object name")
+        original = f"namespace-{_label(ns, 'namespace')}-{uuid.uuid4()}.binpb"
+    elif kind in ("table", "view"):
+        if name is None:
+            raise InvalidArgumentError(f"a {kind} definition location needs the {kind} name")
+        original = f"{kind}-{_label(ns, 'namespace')}-{_label(name, kind)}-{uuid.uuid4()}.binpb"
+    else:
+        raise InvalidArgumentError(
+            f"unknown definition kind {kind!r}; expected namespace, table or view"
+        )
+    return validate_location(optimized_path(original))
+
+
+def new_lakehouse_def_location() -> str:
+    """A fresh location for a lakehouse definition file (not optimized)."""
+    return f"_lakehouse_def_{uuid.uuid4()}.binpb"
+
+
+def transaction_location(txn_id: str) -> str:
+    """The location of distributed transaction `txn_id` (derived, so loadable by id)."""
+    return validate_location(optimized_path(f"txn-{_token(txn_id, 'transaction id')}.binpb"))
+
+
+def export_root_location(name: str) -> str:
+    """Where a minimal export named `name` keeps its copy of the root node."""
+    return validate_location(f"_export_{_token(name, 'export name')}{ROOT_NODE_SUFFIX}")
+
+
+def full_export_prefix(name: str) -> str:
+    """Directory (ending in '/') holding the standalone lakehouse of full export `name`."""
+    return validate_location(f"{EXPORTS_DIR}/{_token(name, 'export name')}") + "/"

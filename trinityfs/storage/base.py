@@ -1,0 +1,93 @@
+"""What every storage backend provides, and the listing entry type.
+
+Backends take locations already validated and relative to the root, and raise the
+store's own exceptions (``FileNotFoundError`` for a missing file); `Storage` counts
+requests and maps errors to `trinityfs.errors`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+# Temporary files of an in-progress local write; `Storage.list` hides them by default.
+TEMP_PREFIX = ".trinityfs-tmp-"
+# Files `probe_conditional_writes` creates and deletes at the root.
+PROBE_PREFIX = ".trinityfs-probe-"
+
+
+@dataclass(frozen=True, slots=True)
+class FileEntry:
+    """One file of a listing.
+
+    `location` is relative to the storage root; `mtime` is POSIX seconds (UTC), or
+    None when the store does not report it.
+    """
+
+    location: str
+    size: int
+    mtime: float | None
+
+
+class Backend(ABC):
+    """One kind of store. Thread-safe; locations are relative to the root."""
+
+    #: create_if_absent should be checked with a probe before it is trusted.
+    needs_probe: bool = False
+    #: threads worth using for a batch of writes (network stores gain, local disks lose)
+    write_parallelism: int = 16
+
+    @abstractmethod
+    def read(self, loc: str) -> bytes: ...
+
+    @abstractmethod
+    def write(self, loc: str, data: bytes) -> None:
+        """Overwrite atomically: readers see the old or the new content, never a part."""
+
+    def write_new(self, loc: str, data: bytes) -> None:
+        """Write a file whose name is new and unique (nothing to overwrite)."""
+        self.write(loc, data)
+
+    def write_new_unsynced(self, loc: str, data: bytes) -> None:
+        """Like `write_new`, but durable only after the next `sync` (for batches)."""
+        self.write_new(loc, data)
+
+    def sync(self) -> None:  # noqa: B027 - most stores need nothing here
+        """Make every `write_new_unsynced` so far durable (no-op where writes are)."""
+
+    @abstractmethod
+    def create_if_absent(self, loc: str, data: bytes) -> bool:
+        """Atomically create; False if it already existed. Never shows a partial file."""
+
+    @abstractmethod
+    def exists(self, loc: str) -> bool: ...
+
+    @abstractmethod
+    def size(self, loc: str) -> int: ...
+
+    @abstractmethod
+    def delete(self, loc: str) -> None:
+        """Delete; a missing file is not an error."""
+
+    @abstractmethod
+    def list_pages(self, prefix: str) -> Iterator[list[FileEntry]]:
+        """Files below directory `prefix` ("" = root), one page per storage request."""
+
+
+def to_epoch(value: Any) -> float | None:
+    """POSIX seconds from what fsspec backends put in `info` (float, datetime, ISO text)."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.timestamp()
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None

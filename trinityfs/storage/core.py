@@ -1,0 +1,346 @@
+"""`Storage`: the lakehouse root on some store, as the format layer needs it."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, suppress
+from functools import cache
+from typing import Any
+
+from trinityfs.errors import (
+    InvalidArgumentError,
+    StorageError,
+    StorageFileNotFoundError,
+    TrinityError,
+    UnsupportedStorageError,
+)
+
+from .base import PROBE_PREFIX, TEMP_PREFIX, Backend, FileEntry
+from .cache import ByteLRUCache
+from .stats import StorageStats
+
+DEFAULT_CACHE_BYTES = 256 * 2**20
+
+Bytes = bytes | bytearray | memoryview
+
+
+class Storage:
+    """Files below one root URL, addressed by validated relative locations.
+
+    `url` is a local path or ``file://`` URL, ``memory://...``, ``s3://bucket/prefix``,
+    or any other fsspec URL (read and overwrite only: create_if_absent is refused where
+    it cannot be atomic). `storage_options` go to the fsspec filesystem; for local disk
+    the only option is ``fsync`` (default True). The root is treated as ending in "/".
+
+    Thread-safe, and picklable (the URL and options travel, not connections or cache).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        storage_options: dict[str, Any] | None = None,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+    ) -> None:
+        self._init_args = (url, dict(storage_options or {}), cache_bytes)
+        self.storage_options = dict(storage_options or {})
+        self.backend, self.url = _open_backend(url, self.storage_options)
+        self.stats = StorageStats()
+        self.cache = ByteLRUCache(cache_bytes)
+        self._probe_lock = threading.Lock()
+        self._probed = False
+        self._probe_error: UnsupportedStorageError | None = None
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def read(self, loc: str) -> bytes:
+        """The file's bytes; StorageFileNotFoundError if it is missing."""
+        loc = _validate(loc)
+        self.stats.record("read")
+        with self._errors("read", loc, missing_is_not_found=True):
+            data = self.backend.read(loc)
+        self.stats.add_bytes(bytes_read=len(data))
+        return data
+
+    def read_immutable(self, loc: str) -> bytes:
+        """Like `read` for a file that never changes (node, definition): cached."""
+        loc = _validate(loc)
+        data = self.cache.get(loc)
+        if data is not None:
+            self.stats.record("read_cached_hit")
+            return data
+        data = self.read(loc)
+        self.cache.put(loc, data)
+        return data
+
+    def exists(self, loc: str) -> bool:
+        """Whether a file exists at `loc`."""
+        loc = _validate(loc)
+        self.stats.record("exists")
+        with self._errors("exists", loc):
+            return self.backend.exists(loc)
+
+    def size(self, loc: str) -> int:
+        """The file's size in bytes; StorageFileNotFoundError if it is missing."""
+        loc = _validate(loc)
+        self.stats.record("size")
+        with self._errors("size", loc, missing_is_not_found=True):
+            return self.backend.size(loc)
+
+    def list(self, prefix: str = "", *, include_temporary: bool = False) -> list[FileEntry]:
+        """Every file below directory `prefix` ("" = the root), sorted by location.
+
+        Locations are relative to the root; `mtime` is POSIX seconds. Temporary files of
+        unfinished local writes are left out unless `include_temporary`. Counts one
+        ``list`` request per page the store returned (local disk: one per call).
+        """
+        prefix = prefix.rstrip("/")
+        if prefix:
+            prefix = _validate(prefix)
+        entries: list[FileEntry] = []
+        with self._errors("list", prefix or "/"):
+            for page in self.backend.list_pages(prefix):
+                self.stats.record("list")
+                entries.extend(page)
+        if not include_temporary:
+            entries = [e for e in entries if not _is_temporary(e.location)]
+        entries.sort(key=lambda e: e.location)
+        return entries
+
+    # -- writes --------------------------------------------------------------------------
+
+    def write(self, loc: str, data: Bytes) -> None:
+        """Overwrite (or create) the file; readers never see a partial file."""
+        loc = _validate(loc)
+        data = _as_bytes(data)
+        self.cache.discard(loc)
+        self.stats.record("write", bytes_written=len(data))
+        with self._errors("write", loc):
+            self.backend.write(loc, data)
+
+    def write_immutable(self, loc: str, data: Bytes) -> None:
+        """Write a new file under a unique name (node, definition) and cache its bytes."""
+        loc = _validate(loc)
+        data = _as_bytes(data)
+        self.stats.record("write", bytes_written=len(data))
+        with self._errors("write", loc):
+            self.backend.write_new(loc, data)
+        self.cache.put(loc, data)
+
+    def write_immutable_many(self, files: Mapping[str, Bytes], threads: int | None = None) -> None:
+        """Write many new unique files in parallel, durable together when this returns.
+
+        On local disk this costs one sync for the batch instead of two fsyncs per file.
+        """
+        batch = [(_validate(loc), _as_bytes(data)) for loc, data in files.items()]
+        if not batch:
+            return
+
+        def write(item: tuple[str, bytes]) -> None:
+            loc, data = item
+            self.stats.record("write", bytes_written=len(data))
+            with self._errors("write", loc):
+                self.backend.write_new_unsynced(loc, data)
+
+        threads = threads or self.backend.write_parallelism
+        if len(batch) == 1 or threads == 1:
+            for item in batch:
+                write(item)
+        else:
+            with ThreadPoolExecutor(max_workers=min(threads, len(batch))) as pool:
+                list(pool.map(write, batch))
+        with self._errors("write", batch[0][0]):
+            self.backend.sync()
+        for loc, data in batch:
+            self.cache.put(loc, data)
+
+    def create_if_absent(self, loc: str, data: Bytes) -> bool:
+        """Atomically create the file: True if this call created it, False if it existed.
+
+        Never exposes a partial file. Raises AmbiguousWriteError when the store cannot
+        say whether the write landed (read the file back to settle), and
+        UnsupportedStorageError on a store without atomic create-if-absent.
+        """
+        loc = _validate(loc)
+        data = _as_bytes(data)
+        self._ensure_probed()
+        self.stats.record("create", bytes_written=len(data))
+        with self._errors("create", loc):
+            created = self.backend.create_if_absent(loc, data)
+        if created:
+            self.cache.put(loc, data)
+        return created
+
+    def delete(self, loc: str) -> None:
+        """Delete the file; a missing file is not an error."""
+        loc = _validate(loc)
+        self.cache.discard(loc)
+        self.stats.record("delete")
+        with self._errors("delete", loc):
+            self.backend.delete(loc)
+
+    # -- conditional-write probe -----------------------------------------------------------
+
+    def probe_conditional_writes(self) -> None:
+        """Check that the store refuses a second create of the same file.
+
+        Creates a unique probe file at the root twice and deletes it; raises
+        UnsupportedStorageError if the second create also succeeded (an S3-compatible
+        store that silently ignores ``If-None-Match``). The verdict is remembered; the
+        first `create_if_absent` on S3 runs this once per instance.
+        """
+        try:
+            self._run_probe()
+        except UnsupportedStorageError as e:
+            self._probe_error = e
+            raise
+        self._probed = True
+
+    def _run_probe(self) -> None:
+        loc = f"{PROBE_PREFIX}{uuid.uuid4().hex}"
+        try:
+            self.stats.record("probe")
+            with self._errors("probe", loc):
+                first = self.backend.create_if_absent(loc, b"probe 1\n")
+            if not first:
+                raise UnsupportedStorageError(
+                    f"{self.url}: the first create of the unique probe file {loc} "
+                    "reported it as existing; conditional writes are not reliable"
+                )
+            self.stats.record("probe")
+            with self._errors("probe", loc):
+                second = self.backend.create_if_absent(loc, b"probe 2\n")
+        finally:
+            self.stats.record("probe")
+            # best effort: a leftover probe file harms no reader
+            with suppress(Exception):
+                self.backend.delete(loc)
+        if second:
+            raise UnsupportedStorageError(
+                f"{self.url} ignores conditional writes (If-None-Match: *): a second create "
+                "of the same file succeeded, so concurrent commits could overwrite each "
+                "other; use a store with conditional writes (AWS S3, recent MinIO, ...)"
+            )
+
+    def _ensure_probed(self) -> None:
+        if not self.backend.needs_probe or self._probed:
+            return
+        with self._probe_lock:
+            if self._probe_error is not None:
+                raise UnsupportedStorageError(str(self._probe_error)) from self._probe_error
+            if not self._probed:
+                self.probe_conditional_writes()
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def url_of(self, loc: str) -> str:
+        """The full URL of `loc` (for messages and for engines given file paths)."""
+        return self.url + _validate(loc)
+
+    def child(self, prefix: str) -> Storage:
+        """A Storage rooted at directory `prefix` (e.g. a full export), sharing the stats."""
+        sub = Storage(self.url_of(prefix.rstrip("/")), self.storage_options, self.cache.max_bytes)
+        sub.stats = self.stats
+        return sub
+
+    @contextmanager
+    def _errors(self, op: str, loc: str, *, missing_is_not_found: bool = False) -> Iterator[None]:
+        try:
+            yield
+        except TrinityError:
+            raise
+        except FileNotFoundError as e:
+            if missing_is_not_found:
+                raise StorageFileNotFoundError(loc) from e
+            raise StorageError(f"{op} of {loc!r} under {self.url} failed: {e}") from e
+        except Exception as e:
+            raise StorageError(
+                f"{op} of {loc!r} under {self.url} failed: {type(e).__name__}: {e}"
+            ) from e
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"args": self._init_args}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(*state["args"])
+
+    def __repr__(self) -> str:
+        return f"Storage({self.url!r})"
+
+
+def open_storage(
+    url: str | Storage,
+    storage_options: dict[str, Any] | None = None,
+    cache_bytes: int = DEFAULT_CACHE_BYTES,
+) -> Storage:
+    """A Storage for `url`, or `url` itself when it already is one."""
+    if isinstance(url, Storage):
+        return url
+    return Storage(url, storage_options, cache_bytes)
+
+
+@cache
+def _validator() -> Any:
+    from trinityfs.format.paths import validate_location
+
+    return validate_location
+
+
+def _validate(loc: str) -> str:
+    return _validator()(loc)
+
+
+def _as_bytes(data: Bytes) -> bytes:
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, bytearray | memoryview):
+        return bytes(data)
+    raise TypeError(f"file contents must be bytes, not {type(data).__name__}")
+
+
+def _is_temporary(loc: str) -> bool:
+    return loc.rpartition("/")[2].startswith(TEMP_PREFIX)
+
+
+def _open_backend(url: str, options: dict[str, Any]) -> tuple[Backend, str]:
+    """The backend for `url` and the normalized root URL (ending in "/")."""
+    import fsspec
+    from fsspec.implementations.local import LocalFileSystem
+
+    from .fsspec_backend import FsspecBackend, MemoryBackend
+    from .local import LocalBackend
+
+    if not isinstance(url, str) or not url:
+        raise InvalidArgumentError(f"storage URL must be a non-empty string, not {url!r}")
+    protocol = fsspec.utils.get_protocol(url)
+    if protocol in ("file", "local"):
+        opts = dict(options)
+        fsync = bool(opts.pop("fsync", True))
+        if opts:
+            raise InvalidArgumentError(
+                f"unknown storage options for local disk: {sorted(opts)} (only 'fsync')"
+            )
+        root = LocalFileSystem._strip_protocol(url).rstrip("/") or "/"
+        return LocalBackend(root, fsync=fsync), "file://" + root.rstrip("/") + "/"
+    try:
+        fs, root = fsspec.core.url_to_fs(url, **options)
+    except Exception as e:
+        raise StorageError(f"cannot open storage {url}: {type(e).__name__}: {e}") from e
+    normalized = url.rstrip("/") + "/"
+    if protocol == "memory":
+        return MemoryBackend(fs, root, normalized), normalized
+    if _is_s3(fs):
+        from .s3 import S3Backend
+
+        return S3Backend(fs, root, normalized), normalized
+    return FsspecBackend(fs, root, normalized), normalized
+
+
+def _is_s3(fs: Any) -> bool:
+    try:
+        from s3fs import S3FileSystem
+    except ImportError:
+        return False
+    return isinstance(fs, S3FileSystem)
