@@ -89,7 +89,7 @@ def test_drop_namespace_that_gained_objects_conflicts(lake) -> None:
     t1.create_table("ns", "t")
     t2.drop_namespace("ns", cascade=True)
     t1.commit()
-    with pytest.raises(CommitConflictError, match="namespace this transaction drops"):
+    with pytest.raises(CommitConflictError, match="namespace it drops"):
         t2.commit()
     assert lake.list_tables("ns") == ["t"]
 
@@ -133,3 +133,14 @@ def test_created_at_is_monotonic(lake) -> None:
         lake.create_namespace(f"n{i}")
     times = [v.created_at_millis for v in lake.versions()]
     assert all(a < b for a, b in itertools.pairwise(times))
+
+
+def test_concurrent_table_and_view_with_one_name_conflict(lake) -> None:
+    lake.create_namespace("ns")
+    t1, t2 = lake.transaction(), lake.transaction()
+    t1.create_table("ns", "same")
+    t2.create_view("ns", "same")
+    t1.commit()
+    with pytest.raises(CommitConflictError, match="an object name it checked"):
+        t2.commit()
+    assert lake.list_tables("ns") == ["same"] and lake.list_views("ns") == []

@@ -16,6 +16,7 @@ from trinityfs.catalog.reader import CatalogReader
 from trinityfs.catalog.writer import CatalogTransaction, Definition
 from trinityfs.errors import (
     AlreadyExistsError,
+    InvalidArgumentError,
     LakehouseNotFoundError,
     ReadOnlyError,
     VersionNotFoundError,
@@ -23,22 +24,18 @@ from trinityfs.errors import (
 from trinityfs.format.definitions import (
     encode_definition,
     new_lakehouse_def,
+    parse_isolation_level,
     validate_lakehouse_def,
 )
 from trinityfs.format.keys import KeyCodec
 from trinityfs.format.nodefile import encode_node
 from trinityfs.format.paths import new_lakehouse_def_location, parse_root_node_file, root_node_file
-from trinityfs.format.trinitylake_pb2 import IsolationLevel, LakehouseDef
+from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.storage import Storage
 from trinityfs.tree import Node, TreeStats, TreeWriter, check_tree
 from trinityfs.txn.engine import Engine, diff_snapshots, now_millis
 from trinityfs.txn.snapshot import Snapshot
 from trinityfs.txn.transaction import Transaction
-
-ISOLATION_LEVELS = {
-    "SNAPSHOT": IsolationLevel.SNAPSHOT,
-    "SERIALIZABLE": IsolationLevel.SERIALIZABLE,
-}
 
 
 class CatalogSnapshot(CatalogReader):
@@ -144,13 +141,7 @@ class Lakehouse:
         self, *, isolation: str | int | None = None, version: int | None = None
     ) -> CatalogTransaction:
         """A transaction at the latest version (or at `version`); a context manager."""
-        level = (
-            ISOLATION_LEVELS.get(isolation, isolation) if isinstance(isolation, str) else isolation
-        )
-        if isinstance(isolation, str) and level is isolation:
-            from trinityfs.errors import InvalidArgumentError
-
-            raise InvalidArgumentError(f"unknown isolation level {isolation!r}")
+        level = None if isolation is None else _isolation_level(isolation)
         return CatalogTransaction(Transaction(self.engine, self.engine.snapshot(version), level))
 
     @contextlib.contextmanager
@@ -281,9 +272,9 @@ class Lakehouse:
             lo += 1
         return lo
 
-    def _classify(
-        self, version_before: int, diff: dict[str, tuple[str | None, str | None]], keys: KeyCodec
-    ) -> list[Change]:
+    @staticmethod
+    def _classify(diff: dict[str, tuple[str | None, str | None]], keys: KeyCodec) -> list[Change]:
+        """Changes of objects from key -> (old location, new location)."""
         changes: list[Change] = []
         for key in sorted(diff):
             if key == "lakehouse_def":
@@ -300,7 +291,6 @@ class Lakehouse:
         if version <= self.oldest_version():
             after = self.engine.snapshot(version)
             return self._classify(
-                version,
                 {k: (None, v) for k, v in after.items()},
                 KeyCodec.from_lakehouse_def(after.lakehouse_def),
             )
@@ -308,13 +298,13 @@ class Lakehouse:
         changed = self.engine.changes(version)
         diff = {k: (before.get(k) if k != "lakehouse_def" else None, v) for k, v in changed.items()}
         diff = {k: (o, n) for k, (o, n) in diff.items() if o != n or k == "lakehouse_def"}
-        return self._classify(version - 1, diff, KeyCodec.from_lakehouse_def(before.lakehouse_def))
+        return self._classify(diff, KeyCodec.from_lakehouse_def(before.lakehouse_def))
 
     def diff(self, from_version: int, to_version: int) -> list[Change]:
         """Objects created, replaced or dropped going from one version to another."""
         old, new = self.engine.snapshot(from_version), self.engine.snapshot(to_version)
         return self._classify(
-            from_version, diff_snapshots(old, new), KeyCodec.from_lakehouse_def(new.lakehouse_def)
+            diff_snapshots(old, new), KeyCodec.from_lakehouse_def(new.lakehouse_def)
         )
 
     def rollback(self, version: int) -> int:
@@ -356,6 +346,15 @@ class Lakehouse:
             budget=self.engine.budget(snap.lakehouse_def),
             version=snap.version,
         )
+
+
+def _isolation_level(isolation: str | int) -> int:
+    try:
+        return parse_isolation_level(isolation)
+    except (InvalidArgumentError, ValueError):
+        raise InvalidArgumentError(
+            f"unknown isolation level {isolation!r}: use SNAPSHOT or SERIALIZABLE"
+        ) from None
 
 
 def _to_millis(timestamp: datetime | int) -> int:

@@ -73,6 +73,15 @@ class CatalogTransaction(CatalogReader):
         location = new_definition_location(kind, namespace, name)
         self.txn.put(key, location, encode_definition(msg))
 
+    def _claim_name(self, kind: Kind, namespace: str, name: str) -> None:
+        """Refuse a taken name, and conflict if a concurrent commit takes it as the other kind."""
+        existing = self.object_kind(namespace, name)
+        if existing is not None:
+            raise AlreadyExistsError(f"{existing} {namespace}.{name} already exists")
+        for other in OBJECT_KINDS:
+            if other != kind:
+                self.txn.require_unchanged(self.keys.object_key(other, namespace, name))
+
     def _require_namespace(self, namespace: str) -> str:
         self._namespace_location(namespace)
         key = self.keys.namespace_key(namespace)
@@ -133,9 +142,7 @@ class CatalogTransaction(CatalogReader):
     def create(self, kind: Kind, namespace: str, name: str, definition: Definition = None) -> None:
         self._valid(kind, name)
         self._require_namespace(namespace)
-        existing = self.object_kind(namespace, name)
-        if existing is not None:
-            raise AlreadyExistsError(f"{existing} {namespace}.{name} already exists")
+        self._claim_name(kind, namespace, name)
         msg = as_definition(kind, definition)
         self._store(kind, self.keys.object_key(kind, namespace, name), namespace, name, msg)
 
@@ -169,9 +176,7 @@ class CatalogTransaction(CatalogReader):
             return
         self._valid(kind, new_name)
         self._require_namespace(new_namespace)
-        existing = self.object_kind(new_namespace, new_name)
-        if existing is not None:
-            raise AlreadyExistsError(f"{existing} {new_namespace}.{new_name} already exists")
+        self._claim_name(kind, new_namespace, new_name)
         self.txn.delete(self.keys.object_key(kind, namespace, name))
         key = self.keys.object_key(kind, new_namespace, new_name)
         self._store(kind, key, new_namespace, new_name, msg)

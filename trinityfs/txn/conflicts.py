@@ -37,8 +37,8 @@ class Dependencies:
                 raise CommitConflictError(
                     key,
                     version,
-                    f"key {key!r} was added or changed by version {version} "
-                    "inside a namespace this transaction drops",
+                    f"key {key!r}, which this transaction needs unchanged (an object name "
+                    f"it checked, or a namespace it drops), was changed by version {version}",
                 )
             if serializable and (key in self.read_keys or _in_ranges(key, self.read_ranges)):
                 raise CommitConflictError(

@@ -127,6 +127,10 @@ class Transaction:
         """Conflict if another commit deletes `key` (a namespace we create objects in)."""
         self.deps.must_exist.add(key)
 
+    def require_unchanged(self, key: str) -> None:
+        """Conflict if another commit changes `key` (e.g. must stay absent)."""
+        self.deps.unchanged_ranges.append((key, key + "\x00"))
+
     def require_unchanged_prefix(self, prefix: str) -> None:
         """Conflict if another commit changes any key with `prefix` (a dropped namespace)."""
         self.deps.unchanged_ranges.append(range_of_prefix(prefix))
