@@ -7,10 +7,11 @@ walk its history (versions, time travel, change sets, diffs, rollback).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
+from trinityfs.catalog.distributed import DistributedTransaction
 from trinityfs.catalog.model import Change, Kind, ObjectRef, VersionInfo
 from trinityfs.catalog.reader import CatalogReader
 from trinityfs.catalog.writer import CatalogTransaction, Definition
@@ -31,6 +32,17 @@ from trinityfs.format.keys import KeyCodec
 from trinityfs.format.nodefile import encode_node
 from trinityfs.format.paths import new_lakehouse_def_location, parse_root_node_file, root_node_file
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
+from trinityfs.lifecycle import (
+    DroppedExport,
+    ExpireReport,
+    ExportInfo,
+    ExportProgress,
+    FsckReport,
+)
+from trinityfs.lifecycle import dtxn as _dtxn
+from trinityfs.lifecycle import exports as _exports
+from trinityfs.lifecycle.expire import expire as _expire_versions
+from trinityfs.lifecycle.fsck import fsck as _fsck_lakehouse
 from trinityfs.storage import Storage
 from trinityfs.tree import Node, TreeStats, TreeWriter, check_tree
 from trinityfs.txn.engine import Engine, diff_snapshots, now_millis
@@ -126,9 +138,16 @@ class Lakehouse:
         return self.engine.snapshot(version).lakehouse_def
 
     def at(
-        self, version: int | None = None, *, timestamp: datetime | int | None = None
+        self,
+        version: int | None = None,
+        *,
+        timestamp: datetime | int | None = None,
+        export: str | None = None,
     ) -> CatalogSnapshot:
-        """A read-only view at `version`, or at the version current at `timestamp`."""
+        """A read-only view at `version`, at the version current at `timestamp`, or of
+        the snapshot export named `export`."""
+        if export is not None:
+            return self._at_export(export, version, timestamp)
         if timestamp is not None:
             version = self.version_at(timestamp)
         return CatalogSnapshot(self.engine.snapshot(version), self.storage)
@@ -346,6 +365,70 @@ class Lakehouse:
             budget=self.engine.budget(snap.lakehouse_def),
             version=snap.version,
         )
+
+    # -- lifecycle (trinityfs/lifecycle: exports, expiration, distributed txns, fsck) ---
+
+    def export(
+        self,
+        name: str,
+        version: int | None = None,
+        mode: str = "minimal",
+        depth: int | None = None,
+        progress: Callable[[ExportProgress], None] | None = None,
+    ) -> ExportInfo:
+        """Export `version` (latest by default) as `name`: mode "minimal", "partial"
+        (to `depth`, default 1) or "full" (a standalone lakehouse in _exports/<name>/)."""
+        return _exports.create_export(self.engine, name, version, mode, depth, progress)
+
+    def exports(self) -> list[ExportInfo]:
+        """The exports recorded in the latest LakehouseDef, by name."""
+        return _exports.list_exports(self.engine)
+
+    def drop_export(self, name: str) -> DroppedExport:
+        """Remove an export's record (a new version), then its files."""
+        return _exports.drop_export(self.engine, name)
+
+    def _at_export(
+        self, name: str, version: int | None, timestamp: datetime | int | None
+    ) -> CatalogSnapshot:
+        if version is not None or timestamp is not None:
+            raise InvalidArgumentError("give a version, a timestamp or an export, not several")
+        snapshot, storage = _exports.open_export(self.engine, name)
+        return CatalogSnapshot(snapshot, storage)
+
+    def expire(
+        self,
+        max_age_millis: int | None = None,
+        min_versions: int | None = None,
+        dry_run: bool = False,
+        *,
+        grace_millis: int | None = None,
+    ) -> ExpireReport:
+        """Expire old versions and collect unreachable files (retention from the
+        LakehouseDef's properties unless given; grace defaults to txn_ttl_millis)."""
+        return _expire_versions(
+            self.engine, max_age_millis, min_versions, dry_run, grace_millis=grace_millis
+        )
+
+    def begin_distributed(
+        self,
+        *,
+        isolation: str | int | None = None,
+        ttl_millis: int | None = None,
+        txn_id: str | None = None,
+    ) -> DistributedTransaction:
+        """Begin a distributed transaction at the latest version (stored at once)."""
+        txn = _dtxn.begin(self.engine, isolation=isolation, ttl_millis=ttl_millis, txn_id=txn_id)
+        return DistributedTransaction(txn)
+
+    def load_distributed(self, txn_id: str) -> DistributedTransaction:
+        """A distributed transaction as of its last save (TransactionExpiredError after
+        expiry, TransactionNotFoundError once committed or aborted)."""
+        return DistributedTransaction(_dtxn.load(self.engine, txn_id))
+
+    def fsck(self) -> FsckReport:
+        """Check every kept version, export and transaction; list orphans."""
+        return _fsck_lakehouse(self.engine)
 
 
 def _isolation_level(isolation: str | int) -> int:

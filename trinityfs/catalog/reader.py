@@ -65,12 +65,10 @@ class CatalogReader:
     # -- namespaces -----------------------------------------------------------------
 
     def namespace_exists(self, namespace: str) -> bool:
-        return (
-            self._view.get(self.keys.namespace_key(self._valid("namespace", namespace))) is not None
-        )
+        return self._view.get(self.keys.namespace_key(namespace)) is not None
 
     def _namespace_location(self, namespace: str) -> str:
-        location = self._view.get(self.keys.namespace_key(self._valid("namespace", namespace)))
+        location = self._view.get(self.keys.namespace_key(namespace))
         if location is None:
             raise NamespaceNotFoundError(
                 f"namespace {namespace!r} does not exist at version {self.version}"
@@ -97,9 +95,7 @@ class CatalogReader:
     # -- tables and views -----------------------------------------------------------
 
     def object_location(self, kind: Kind, namespace: str, name: str) -> str | None:
-        key = self.keys.object_key(
-            kind, self._valid("namespace", namespace), self._valid(kind, name)
-        )
+        key = self.keys.object_key(kind, namespace, name)  # validates both names
         return self._view.get(key)
 
     def object_kind(self, namespace: str, name: str) -> Kind | None:

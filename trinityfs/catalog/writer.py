@@ -93,7 +93,7 @@ class CatalogTransaction(CatalogReader):
     def create_namespace(
         self, namespace: str, properties: dict[str, str] | None = None, *, exist_ok: bool = False
     ) -> None:
-        key = self.keys.namespace_key(self._valid("namespace", namespace))
+        key = self.keys.namespace_key(namespace)
         if self._view.get(key) is not None:
             if exist_ok:
                 return
@@ -102,7 +102,7 @@ class CatalogTransaction(CatalogReader):
         self._store("namespace", key, namespace, None, msg)
 
     def replace_namespace(self, namespace: str, definition: Definition) -> None:
-        key = self.keys.namespace_key(self._valid("namespace", namespace))
+        key = self.keys.namespace_key(namespace)
         old = self.describe_namespace(namespace)
         msg = as_definition("namespace", definition)
         if not msg.id:
@@ -123,7 +123,7 @@ class CatalogTransaction(CatalogReader):
 
     def drop_namespace(self, namespace: str, *, cascade: bool = False) -> None:
         """Drop a namespace; with cascade its tables and views too, else it must be empty."""
-        key = self.keys.namespace_key(self._valid("namespace", namespace))
+        key = self.keys.namespace_key(namespace)
         self._namespace_location(namespace)
         for kind in OBJECT_KINDS:
             names = list(self.iter_names(kind, namespace))

@@ -268,6 +268,11 @@ def _decode_system(cols: list[pa.Array], start: int, path: str) -> dict[str, str
 def _decode_key_table(
     cols: list[pa.Array], start: int, size: int, path: str
 ) -> tuple[list[str], list[str], list[str] | None]:
+    for column, what in ((cols[1], "value"), (cols[2], "child pointer")):
+        rows = column.slice(start, size)
+        bad = _first(pc.match_substring_regex(rows, UNSAFE_LOCATION_PATTERN))
+        if bad >= 0:  # one vectorized scan instead of a regex per row
+            _check_location(rows[bad].as_py(), path, f"row {start + bad} ({what})")
     keys, values, pnodes, txns = (col.slice(start, size).to_pylist() for col in cols)
     leftmost = pnodes[0]
     internal = leftmost is not None
@@ -281,7 +286,6 @@ def _decode_key_table(
         if 1 <= i <= k:
             if values[i] is None:
                 raise CorruptFileError(path, f"row {row}: key {keys[i]!r} has no value")
-            _check_location(values[i], path, f"row {row} (value of {keys[i]!r})")
             if i > 1 and not keys[i - 1] < keys[i]:
                 raise CorruptFileError(
                     path,
@@ -300,12 +304,7 @@ def _decode_key_table(
             raise CorruptFileError(
                 path, f"row {row}: unused key table row (after {k} keys) is not all null"
             )
-    children = None
-    if internal:
-        children = [
-            _check_location(p, path, f"child pointer in row {start + i}")
-            for i, p in enumerate(pnodes[: k + 1])
-        ]
+    children = pnodes[: k + 1] if internal else None
     return keys[1 : k + 1], values[1 : k + 1], children
 
 

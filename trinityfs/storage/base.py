@@ -8,7 +8,7 @@ requests and maps errors to `trinityfs.errors`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -44,8 +44,11 @@ class Backend(ABC):
     def read(self, loc: str) -> bytes: ...
 
     @abstractmethod
-    def write(self, loc: str, data: bytes) -> None:
-        """Overwrite atomically: readers see the old or the new content, never a part."""
+    def write(self, loc: str, data: bytes, durable: bool = True) -> None:
+        """Overwrite atomically: readers see the old or the new content, never a part.
+
+        `durable=False` may skip flushing to stable storage (for best-effort files).
+        """
 
     def write_new(self, loc: str, data: bytes) -> None:
         """Write a file whose name is new and unique (nothing to overwrite)."""
@@ -55,8 +58,8 @@ class Backend(ABC):
         """Like `write_new`, but durable only after the next `sync` (for batches)."""
         self.write_new(loc, data)
 
-    def sync(self) -> None:  # noqa: B027 - most stores need nothing here
-        """Make every `write_new_unsynced` so far durable (no-op where writes are)."""
+    def sync(self, locs: Sequence[str]) -> None:  # noqa: B027 - most stores need nothing
+        """Make the `write_new_unsynced` files `locs` durable (no-op where writes are)."""
 
     @abstractmethod
     def create_if_absent(self, loc: str, data: bytes) -> bool:

@@ -111,14 +111,18 @@ class Storage:
 
     # -- writes --------------------------------------------------------------------------
 
-    def write(self, loc: str, data: Bytes) -> None:
-        """Overwrite (or create) the file; readers never see a partial file."""
+    def write(self, loc: str, data: Bytes, *, durable: bool = True) -> None:
+        """Overwrite (or create) the file; readers never see a partial file.
+
+        `durable=False` is for best-effort files (the latest-version hint): on local disk
+        it skips the fsyncs.
+        """
         loc = _validate(loc)
         data = _as_bytes(data)
         self.cache.discard(loc)
         self.stats.record("write", bytes_written=len(data))
         with self._errors("write", loc):
-            self.backend.write(loc, data)
+            self.backend.write(loc, data, durable)
 
     def write_immutable(self, loc: str, data: Bytes) -> None:
         """Write a new file under a unique name (node, definition) and cache its bytes."""
@@ -152,7 +156,7 @@ class Storage:
             with ThreadPoolExecutor(max_workers=min(threads, len(batch))) as pool:
                 list(pool.map(write, batch))
         with self._errors("write", batch[0][0]):
-            self.backend.sync()
+            self.backend.sync([loc for loc, _ in batch])
         for loc, data in batch:
             self.cache.put(loc, data)
 

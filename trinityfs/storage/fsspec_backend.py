@@ -31,7 +31,7 @@ class FsspecBackend(Backend):
     def read(self, loc: str) -> bytes:
         return self.fs.cat_file(self._path(loc))
 
-    def write(self, loc: str, data: bytes) -> None:
+    def write(self, loc: str, data: bytes, durable: bool = True) -> None:
         self.fs.pipe_file(self._path(loc), data)
 
     def create_if_absent(self, loc: str, data: bytes) -> bool:
@@ -93,7 +93,7 @@ class MemoryBackend(FsspecBackend):
         # the form of the store's keys ("/root/loc")
         return self.fs._strip_protocol(super()._path(loc))
 
-    def write(self, loc: str, data: bytes) -> None:
+    def write(self, loc: str, data: bytes, durable: bool = True) -> None:
         with _MEMORY_LOCK:
             self.fs.pipe_file(self._path(loc), data)
 

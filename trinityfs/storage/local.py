@@ -6,8 +6,9 @@ import contextlib
 import errno
 import os
 import stat
+import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from trinityfs.errors import UnsupportedStorageError
 
@@ -15,6 +16,10 @@ from .base import TEMP_PREFIX, Backend, FileEntry
 
 # os.link failing with these means the filesystem has no hard links.
 _NO_LINK_ERRNOS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.ENOSYS}
+
+
+# Above this many files a batch is made durable by one sync() instead of an fsync each.
+SYNC_EACH_MAX_FILES = 64
 
 
 class LocalBackend(Backend):
@@ -30,6 +35,8 @@ class LocalBackend(Backend):
     def __init__(self, root: str, *, fsync: bool = True) -> None:
         self.root = os.path.abspath(root)
         self.fsync = fsync
+        self._lock = threading.Lock()
+        self._unsynced_dirs: set[str] = set()  # parents of directories made unsynced
 
     def _path(self, loc: str) -> str:
         return os.path.join(self.root, *loc.split("/"))
@@ -41,15 +48,16 @@ class LocalBackend(Backend):
         except NotADirectoryError as e:
             raise FileNotFoundError(str(e)) from e
 
-    def write(self, loc: str, data: bytes) -> None:
+    def write(self, loc: str, data: bytes, durable: bool = True) -> None:
         path = self._path(loc)
-        tmp = self._write_temp(os.path.dirname(path), data)
+        tmp = self._write_temp(os.path.dirname(path), data, durable)
         try:
             os.replace(tmp, path)
         except BaseException:
             _unlink_quietly(tmp)
             raise
-        self._fsync_dir(os.path.dirname(path))
+        if durable:
+            self._fsync_dir(os.path.dirname(path))
 
     def write_new_unsynced(self, loc: str, data: bytes) -> None:
         # A new unique name is referenced by no root until the batch is synced and the
@@ -57,13 +65,42 @@ class LocalBackend(Backend):
         path = self._path(loc)
         directory = os.path.dirname(path)
         if not os.path.isdir(directory):
-            os.makedirs(directory, exist_ok=True)
+            self._make_dirs_unsynced(directory)
         with open(path, "wb") as f:
             f.write(data)
 
-    def sync(self) -> None:
-        if self.fsync:
+    def _make_dirs_unsynced(self, directory: str) -> None:
+        """Create missing directories; their entries become durable at the next sync."""
+        missing = []
+        while not os.path.isdir(directory):
+            missing.append(directory)
+            directory = os.path.dirname(directory)
+        for new in reversed(missing):
+            try:
+                os.mkdir(new)
+            except FileExistsError:
+                continue
+            with self._lock:
+                self._unsynced_dirs.add(os.path.dirname(new))
+
+    def sync(self, locs: Sequence[str]) -> None:
+        if not self.fsync:
+            return
+        with self._lock:
+            new_dirs = set(self._unsynced_dirs)
+        if len(locs) + len(new_dirs) > SYNC_EACH_MAX_FILES:
             os.sync()  # one flush of file data and directory entries for a whole batch
+        else:
+            for directory in new_dirs | {os.path.dirname(self._path(loc)) for loc in locs}:
+                self._fsync_dir(directory)
+            for loc in locs:
+                fd = os.open(self._path(loc), os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        with self._lock:
+            self._unsynced_dirs -= new_dirs
 
     def create_if_absent(self, loc: str, data: bytes) -> bool:
         path = self._path(loc)
@@ -127,7 +164,7 @@ class LocalBackend(Backend):
                         continue  # removed while listing
         yield entries
 
-    def _write_temp(self, directory: str, data: bytes) -> str:
+    def _write_temp(self, directory: str, data: bytes, durable: bool = True) -> str:
         """A fully written (and fsynced) temporary file in `directory`."""
         self._ensure_dir(directory)
         tmp = os.path.join(directory, TEMP_PREFIX + uuid.uuid4().hex)
@@ -136,7 +173,7 @@ class LocalBackend(Backend):
             with open(fd, "wb", closefd=True) as f:
                 f.write(data)
                 f.flush()
-                if self.fsync:
+                if self.fsync and durable:
                     os.fsync(f.fileno())
         except BaseException:
             _unlink_quietly(tmp)

@@ -8,6 +8,8 @@ the dense sequence of roots.
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 
 from trinityfs.errors import (
     LakehouseNotFoundError,
@@ -35,8 +37,11 @@ MAX_VERSION = 2**63 - 1
 class RootStore:
     """Versioned roots of one lakehouse in one storage location."""
 
-    def __init__(self, storage: Storage):
+    def __init__(self, storage: Storage, cached_roots: int = 16):
         self.storage = storage
+        self._cached_roots = cached_roots
+        self._roots: OrderedDict[int, Node] = OrderedDict()
+        self._lock = threading.Lock()
 
     # -- markers --------------------------------------------------------------------
 
@@ -63,7 +68,7 @@ class RootStore:
     def write_hint(self, version: int) -> None:
         """Best effort: a stale hint only costs a few more probes."""
         try:
-            self.storage.write(LATEST_HINT, str(version).encode())
+            self.storage.write(LATEST_HINT, str(version).encode(), durable=False)
         except TrinityError as exc:
             log.warning("could not update %s: %s", LATEST_HINT, exc)
 
@@ -73,13 +78,36 @@ class RootStore:
         return self.storage.exists(root_node_file(version))
 
     def load(self, version: int) -> Node:
-        """The root node of `version`; VersionNotFoundError if there is none."""
+        """The root node of `version`; VersionNotFoundError if there is none.
+
+        Roots are immutable once created, so decoded ones are kept (a few, the newest
+        being the ones every transaction begins from).
+        """
+        with self._lock:
+            root = self._roots.get(version)
+            if root is not None:
+                self._roots.move_to_end(version)
+                return root
         location = root_node_file(version)
         try:
             data = self.storage.read_immutable(location)
         except StorageFileNotFoundError:
             raise VersionNotFoundError(f"version {version} does not exist") from None
-        return Node.from_file(decode_node(data, None, location), location)
+        root = Node.from_file(decode_node(data, None, location), location)
+        self.remember(version, root)
+        return root
+
+    def remember(self, version: int, root: Node) -> None:
+        """Keep a committed root (one this process just created, say) decoded."""
+        with self._lock:
+            self._roots[version] = root
+            while len(self._roots) > self._cached_roots:
+                self._roots.popitem(last=False)
+
+    def forget(self, version: int) -> None:
+        """Drop a root from the cache (expiration deleted it)."""
+        with self._lock:
+            self._roots.pop(version, None)
 
     def load_location(self, location: str) -> Node:
         """A root-shaped node at any location (an export's root, a transaction's root)."""

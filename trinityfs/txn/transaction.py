@@ -174,14 +174,16 @@ class Transaction:
                 self._check_not_below_oldest(version)
                 self.engine.roots.write_hint(version)
                 root.location = root_node_file(version)
-                self.engine.nodes(base.lakehouse_def.order).remember(root)
+                self.engine.roots.remember(version, root)
                 self.committed_version = version
                 self.closed = True
                 return version
-            base, ldef_location = self._rebase(base, ldef_location)
-            self.replays += 1
+            # Back off before reading the latest version, not between reading and using
+            # it: a version read before the sleep is taken by whoever committed during it.
             delay = min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**attempt)
             time.sleep(random.uniform(0, delay))
+            base, ldef_location = self._rebase(base, ldef_location)
+            self.replays += 1
         raise CommitRetriesExhaustedError(
             f"gave up after {MAX_ATTEMPTS} lost races for version {base.version + 1}"
         )

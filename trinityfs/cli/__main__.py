@@ -1,0 +1,8 @@
+"""`python -m trinityfs.cli ...` runs the trinityfs command."""
+
+import sys
+
+from trinityfs.cli.main import main
+
+if __name__ == "__main__":
+    sys.exit(main())

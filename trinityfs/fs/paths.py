@@ -1,0 +1,158 @@
+"""The path grammar of the trinity:// filesystem.
+
+    /                          the latest version: namespaces as directories
+    /<ns>                      a namespace: its tables and views as files
+    /<ns>/<name>               a table or view: its definition as JSON
+    /v                         the versions: <oldest>..<latest>, latest, export names
+                               (not listed at /, like a hidden snapshot directory)
+    /v/latest/...              the latest version (an alias of /, writable; the way to
+                               reach a namespace that is itself named "v")
+    /v/<n>/...                 version n (decimal digits), read-only
+    /v/<ISO-8601 time>/...     the version current at that time, read-only
+    /v/<export name>/...       an exported snapshot, read-only (when exports exist)
+
+`trinity://` (or `trinity::`) in front is stripped; empty components (`//`) and trailing
+slashes are ignored. Parsing is pure: whether a version, export, namespace or object exists
+is decided by the filesystem when it resolves the path.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal
+
+PROTOCOL = "trinity"
+VERSIONS_DIR = "v"
+LATEST = "latest"
+
+RefKind = Literal["latest", "number", "label"]
+
+
+@dataclass(frozen=True)
+class VersionRef:
+    """Which version a path reads: the latest, a number, or a label (export or time)."""
+
+    kind: RefKind
+    text: str  # as written in the path ("" for the plain latest root "/")
+    number: int | None = None
+    millis: int | None = None  # for a label that parses as an ISO-8601 time
+
+    @property
+    def is_latest(self) -> bool:
+        return self.kind == "latest"
+
+
+@dataclass(frozen=True)
+class TrinityPath:
+    """A parsed path: the version it reads and up to two catalog names below it."""
+
+    path: str  # canonical form: leading "/", no trailing or doubled "/"
+    ref: VersionRef | None  # None for the versions directory /v itself
+    prefix: str  # "" for "/", else "/v/<text>": the root of that version's tree
+    namespace: str | None = None
+    name: str | None = None
+    extra: tuple[str, ...] = ()  # components below an object (never exist)
+
+    @property
+    def is_versions_dir(self) -> bool:
+        return self.ref is None
+
+    @property
+    def depth(self) -> int:
+        """0 for a version root, 1 a namespace, 2 an object, 3+ deeper than the catalog."""
+        if self.ref is None:
+            return 0
+        return (self.namespace is not None) + (self.name is not None) + len(self.extra)
+
+    @property
+    def writable(self) -> bool:
+        """Only the latest version can change (through / or /v/latest)."""
+        return self.ref is not None and self.ref.is_latest
+
+    @property
+    def is_root(self) -> bool:
+        return self.ref is not None and self.namespace is None
+
+    @property
+    def is_namespace(self) -> bool:
+        return self.namespace is not None and self.name is None
+
+    @property
+    def is_object(self) -> bool:
+        return self.name is not None and not self.extra
+
+    def child(self, name: str) -> str:
+        """The path of a child entry."""
+        return f"{self.path.rstrip('/')}/{name}"
+
+    def with_names(self, namespace: str | None, name: str | None = None) -> str:
+        """The path of another namespace or object of the same version."""
+        parts = [self.prefix] + [p for p in (namespace, name) if p is not None]
+        return "/".join(parts) or "/"
+
+
+def strip_protocol(path: str | os.PathLike) -> str:
+    """The canonical form of a path: protocol removed, leading '/', no empty components."""
+    text = os.fspath(path)
+    for marker in (f"{PROTOCOL}://", f"{PROTOCOL}::"):
+        if text.startswith(marker):
+            text = text[len(marker) :]
+            break
+    parts = [p for p in text.split("/") if p]
+    return "/" + "/".join(parts)
+
+
+def parse_time(text: str) -> int | None:
+    """Epoch millis of an ISO-8601 date or time (UTC when no offset is given), else None."""
+    if not text or not text[0].isdigit() or len(text) < 8:
+        return None
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return int(when.timestamp() * 1000)
+
+
+def parse_ref(text: str) -> VersionRef:
+    """The version selector of `/v/<text>`."""
+    if text == LATEST:
+        return VersionRef("latest", text)
+    if text.isascii() and text.isdigit():
+        return VersionRef("number", text, number=int(text))
+    return VersionRef("label", text, millis=parse_time(text))
+
+
+def parse_path(path: str | os.PathLike) -> TrinityPath:
+    """Parse a filesystem path (with or without `trinity://`) into a `TrinityPath`."""
+    canonical = strip_protocol(path)
+    parts = canonical.split("/")[1:] if canonical != "/" else []
+    if parts and parts[0] == VERSIONS_DIR:
+        if len(parts) == 1:
+            return TrinityPath(canonical, None, "/" + VERSIONS_DIR)
+        ref = parse_ref(parts[1])
+        prefix = f"/{VERSIONS_DIR}/{parts[1]}"
+        rest = parts[2:]
+    else:
+        ref = VersionRef("latest", "")
+        prefix = ""
+        rest = parts
+    namespace = rest[0] if rest else None
+    name = rest[1] if len(rest) > 1 else None
+    return TrinityPath(canonical, ref, prefix, namespace, name, tuple(rest[2:]))
+
+
+__all__ = [
+    "LATEST",
+    "PROTOCOL",
+    "VERSIONS_DIR",
+    "TrinityPath",
+    "VersionRef",
+    "parse_path",
+    "parse_ref",
+    "parse_time",
+    "strip_protocol",
+]

@@ -1,0 +1,290 @@
+"""Distributed transactions (FORMAT.md section 6): begun in one process, changed in
+others, committed from any of them before `expire_at_millis`.
+
+Stored state, all in the lakehouse's own directory:
+
+- ``TransactionDef`` at the optimized path of ``txn-<id>.binpb`` (derived from the id,
+  so any process finds it): id, isolation level, the beginning root (the root node
+  file of the base version), the running root, began_at_millis, expire_at_millis.
+  Created with create-if-absent by `begin` (so ids are unique and expiration sees the
+  transaction from its first moment), overwritten by each `save`, deleted by commit
+  and abort.
+- The running root: a node file (optimized ``node-<uuid4>.arrow``) holding the base
+  tree with the pending changes applied as buffered messages of version base+1, built
+  by the same copy-on-write writer as a commit. The pending changes are exactly the
+  root's messages of version base+1 (a commit never flushes the messages of the version
+  it builds, so they all stay in the root); its ``lakehouse_def`` row is the pending
+  LakehouseDef (the base's when unchanged); a trinityfs system row
+  ``trinityfs_dependencies`` (JSON) carries the conflict dependencies, so that a
+  commit from another process validates exactly like one from the process that made
+  the changes (namespaces that must still exist, dropped namespaces that must stay
+  empty, and under SERIALIZABLE the keys and ranges read). Readers of the format ignore
+  unknown system rows.
+- The definition files of pending puts, written by `save` (a commit writes only what
+  was added since the last save).
+
+Before the first save the running root is the beginning root itself. A process that
+loads a transaction gets the state of the last save. Saves from two processes at once
+are last-writer-wins: hand a transaction from process to process, do not share it.
+
+Expiry: loading, saving and committing fail with TransactionExpiredError at or after
+`expire_at_millis` (committing checks right before it creates the root). Expiration of
+versions keeps the base version, everything newer, and every file the transaction's
+stored state points to while the transaction is not expired, plus the grace period.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+
+from trinityfs.errors import (
+    AlreadyExistsError,
+    CorruptFileError,
+    InvalidArgumentError,
+    StorageFileNotFoundError,
+    TransactionExpiredError,
+    TransactionNotFoundError,
+    TrinityError,
+    VersionNotFoundError,
+)
+from trinityfs.format.definitions import (
+    decode_definition,
+    encode_definition,
+    parse_isolation_level,
+    validate_lakehouse_def,
+)
+from trinityfs.format.keys import KEY_LAKEHOUSE_DEF
+from trinityfs.format.nodefile import encode_node
+from trinityfs.format.paths import (
+    new_lakehouse_def_location,
+    new_node_location,
+    parse_root_node_file,
+    root_node_file,
+    transaction_location,
+)
+from trinityfs.format.trinitylake_pb2 import LakehouseDef, TransactionDef
+from trinityfs.tree import TreeWriter
+from trinityfs.txn.conflicts import LAKEHOUSE_DEF_KEY, Dependencies
+from trinityfs.txn.engine import Engine, now_millis
+from trinityfs.txn.snapshot import Snapshot
+from trinityfs.txn.transaction import Transaction
+
+log = logging.getLogger(__name__)
+
+DEPENDENCIES_ROW = "trinityfs_dependencies"
+
+
+class DistributedTxn(Transaction):
+    """A `Transaction` whose state can be saved and loaded by id in another process."""
+
+    def __init__(self, engine: Engine, base: Snapshot, tdef: TransactionDef):
+        super().__init__(engine, base, tdef.isolation_level)
+        self.tdef = tdef
+        self.began_at_millis = tdef.began_at_millis
+
+    @property
+    def id(self) -> str:
+        return self.tdef.id
+
+    @property
+    def expire_at_millis(self) -> int:
+        return self.tdef.expire_at_millis
+
+    @property
+    def location(self) -> str:
+        return transaction_location(self.tdef.id)
+
+    def check_alive(self) -> None:
+        now = now_millis()
+        if now >= self.tdef.expire_at_millis:
+            raise TransactionExpiredError(
+                f"distributed transaction {self.id} expired at {self.tdef.expire_at_millis} "
+                f"({now - self.tdef.expire_at_millis} ms ago); nothing was committed"
+            )
+
+    # -- save ---------------------------------------------------------------------
+
+    def save(self) -> None:
+        """Store the pending changes so that another process can `load` them."""
+        self._check_open()
+        self.check_alive()
+        storage = self.engine.storage
+        base = self.base
+        ldef_location = base.lakehouse_def_location
+        files = dict(self.files)
+        if self.new_lakehouse_def is not None:
+            ldef_location = new_lakehouse_def_location()
+            files[ldef_location] = encode_definition(self.new_lakehouse_def)
+        storage.write_immutable_many(files)
+        running = self.tdef.beginning_root_node_file_path
+        if self.pending or self.new_lakehouse_def is not None:
+            order = base.lakehouse_def.order
+            nodes = self.engine.nodes(order)
+            version = base.version + 1
+            writer = TreeWriter(nodes, order, self.engine.budget(base.lakehouse_def), version)
+            root = writer.commit(base.root, self.pending)
+            root.system = {
+                KEY_LAKEHOUSE_DEF: ldef_location,
+                "previous_root": root_node_file(base.version),
+                "created_at_millis": str(now_millis()),
+                DEPENDENCIES_ROW: _dependencies_to_json(self.deps),
+            }
+            nodes.write_new_nodes(root)
+            running = new_node_location()
+            storage.write_immutable(running, encode_node(root.to_file(), order))
+        tdef = TransactionDef()
+        tdef.CopyFrom(self.tdef)
+        tdef.running_root_node_file_path = running
+        self.check_alive()
+        if not storage.exists(self.location):
+            raise TransactionNotFoundError(
+                f"distributed transaction {self.id} was committed or aborted meanwhile"
+            )
+        storage.write(self.location, encode_definition(tdef))
+        self.tdef = tdef
+        self.files.clear()  # stored now; reads fall back to storage
+
+    # -- commit and abort ---------------------------------------------------------
+
+    def commit(self) -> int:
+        """Commit from this process; the stored transaction is removed afterwards."""
+        self._check_open()
+        self.check_alive()
+        storage = self.engine.storage
+        if not storage.exists(self.location):
+            raise TransactionNotFoundError(
+                f"distributed transaction {self.id} was committed or aborted elsewhere"
+            )
+        version = super().commit()
+        try:
+            storage.delete(self.location)
+        except TrinityError as exc:  # committed: a leftover file must not say otherwise
+            log.warning(
+                "committed %s as version %d but could not remove %s: %s",
+                self.id,
+                version,
+                self.location,
+                exc,
+            )
+        return version
+
+    def abort(self) -> None:
+        """Forget the transaction everywhere: its stored state is deleted."""
+        super().abort()
+        self.engine.storage.delete(self.location)
+
+
+def begin(
+    engine: Engine,
+    *,
+    isolation: str | int | None = None,
+    ttl_millis: int | None = None,
+    txn_id: str | None = None,
+) -> DistributedTxn:
+    """Begin at the latest version and store the (empty) transaction at once."""
+    base = engine.snapshot()
+    ldef = base.lakehouse_def
+    level = ldef.txn_isolation_level if isolation is None else parse_isolation_level(isolation)
+    ttl = ldef.txn_ttl_millis if ttl_millis is None else ttl_millis
+    if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl <= 0:
+        raise InvalidArgumentError(f"a transaction's ttl_millis must be an int > 0, got {ttl!r}")
+    txn_id = str(uuid.uuid4()) if txn_id is None else txn_id
+    location = transaction_location(txn_id)  # validates the id
+    began = now_millis()
+    beginning = root_node_file(base.version)
+    tdef = TransactionDef(
+        id=txn_id,
+        isolation_level=level,
+        beginning_root_node_file_path=beginning,
+        running_root_node_file_path=beginning,
+        began_at_millis=began,
+        expire_at_millis=began + ttl,
+    )
+    if not engine.storage.create_if_absent(location, encode_definition(tdef)):
+        raise AlreadyExistsError(f"a distributed transaction with id {txn_id!r} already exists")
+    return DistributedTxn(engine, base, tdef)
+
+
+def read_transaction_def(engine: Engine, txn_id: str) -> TransactionDef:
+    """The stored TransactionDef of `txn_id`; TransactionNotFoundError if there is none."""
+    location = transaction_location(txn_id)
+    try:
+        data = engine.storage.read(location)
+    except StorageFileNotFoundError:
+        raise TransactionNotFoundError(
+            f"no distributed transaction {txn_id!r} (never begun, committed or aborted)"
+        ) from None
+    return decode_definition(data, TransactionDef, location)
+
+
+def load(engine: Engine, txn_id: str) -> DistributedTxn:
+    """The transaction as of its last save, ready for more changes or a commit."""
+    tdef = read_transaction_def(engine, txn_id)
+    location = transaction_location(txn_id)
+    now = now_millis()
+    if now >= tdef.expire_at_millis:
+        raise TransactionExpiredError(
+            f"distributed transaction {txn_id} expired at {tdef.expire_at_millis} "
+            f"({now - tdef.expire_at_millis} ms ago)"
+        )
+    base_version = parse_root_node_file(tdef.beginning_root_node_file_path)
+    if base_version is None:
+        raise CorruptFileError(
+            location, f"beginning root {tdef.beginning_root_node_file_path!r} is not a root"
+        )
+    try:
+        base = engine.snapshot(base_version)
+    except VersionNotFoundError:
+        raise TransactionExpiredError(
+            f"distributed transaction {txn_id} began at version {base_version}, which was expired"
+        ) from None
+    txn = DistributedTxn(engine, base, tdef)
+    running_location = tdef.running_root_node_file_path
+    if running_location and running_location != tdef.beginning_root_node_file_path:
+        running = engine.roots.load_location(running_location)
+        for key, (value, version) in running.buffer.items():
+            if version == base_version + 1:
+                txn.pending[key] = value
+        ldef_location = running.system.get(KEY_LAKEHOUSE_DEF)
+        if ldef_location is not None and ldef_location != base.lakehouse_def_location:
+            ldef = decode_definition(
+                engine.storage.read_immutable(ldef_location), LakehouseDef, ldef_location
+            )
+            txn.new_lakehouse_def = validate_lakehouse_def(ldef)
+        txn.deps = _dependencies_from_json(running.system.get(DEPENDENCIES_ROW), running_location)
+        txn.deps.written.update(txn.pending)
+        if txn.new_lakehouse_def is not None:
+            txn.deps.written.add(LAKEHOUSE_DEF_KEY)
+    return txn
+
+
+def _dependencies_to_json(deps: Dependencies) -> str:
+    return json.dumps(
+        {
+            "written": sorted(deps.written),
+            "must_exist": sorted(deps.must_exist),
+            "unchanged_ranges": [list(r) for r in deps.unchanged_ranges],
+            "read_keys": sorted(deps.read_keys),
+            "read_ranges": [list(r) for r in deps.read_ranges],
+        },
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
+def _dependencies_from_json(text: str | None, location: str) -> Dependencies:
+    deps = Dependencies()
+    if not text:
+        return deps
+    try:
+        data = json.loads(text)
+        deps.written = set(data.get("written", ()))
+        deps.must_exist = set(data.get("must_exist", ()))
+        deps.unchanged_ranges = [(lo, hi) for lo, hi in data.get("unchanged_ranges", ())]
+        deps.read_keys = set(data.get("read_keys", ()))
+        deps.read_ranges = [(lo, hi) for lo, hi in data.get("read_ranges", ())]
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise CorruptFileError(location, f"unreadable {DEPENDENCIES_ROW} row: {exc}") from None
+    return deps

@@ -1,0 +1,364 @@
+"""Version expiration and garbage collection (FORMAT.md section 6).
+
+Retention comes from the latest LakehouseDef's properties, overridable per call:
+``version.max-age-millis`` (default 604800000, 7 days) and
+``version.min-versions-to-keep`` (default 3). A version is kept when it is younger than
+the max age or among the newest min-versions. The grace period (default the
+LakehouseDef's ``txn_ttl_millis``, overridable per call) protects what running
+transactions may still use; a safety margin of a quarter of it (at most one minute)
+absorbs clock skew between writers, the store and this process.
+
+Steps (each one idempotent; a crash anywhere leaves a lakehouse that reads correctly and
+that the next run finishes cleaning):
+
+1. List the root once and read the distributed transaction files.
+2. Choose the oldest version to keep, K = the smallest of: the retention bound, the
+   version before the first root created within the grace period, and the base
+   version of every distributed transaction not expired for longer than the grace
+   period; never below the current ``_oldest_version.txt`` (the marker never moves
+   back) and never above the latest version.
+3. Write ``_oldest_version.txt`` = K **first**: from then on no reader relies on an
+   older root.
+4. Delete the roots of versions below K.
+5. Mark every file reachable from the roots K..latest (the latest is read again after
+   marking and newer roots are marked too), from the exports recorded in the latest
+   LakehouseDef, and from the live distributed transactions; the walk stops at nodes
+   already marked (immutable nodes are shared between versions), so it reads each
+   distinct node once.
+6. Sweep: delete node, definition, lakehouse definition and transaction files, root
+   copies of unrecorded exports, stale directories of unrecorded full exports, and
+   leftover temporary and probe files, that nothing marked and that are older than
+   the grace period. Files orphaned by crashed commits are among them. Unknown files
+   are reported, never deleted.
+
+A dry run does steps 1, 2 and 5 and reports what steps 3, 4 and 6 would remove.
+
+Why it is safe while writers commit
+-----------------------------------
+Let T0 be the time expiration starts and C = T0 - grace - margin its cutoff. A writer
+W reads the latest version b at its begin (time t_b), builds its changes, writes new
+node and definition files, then creates root b+1 with create-if-absent; when that root
+exists it validates against versions b+1..latest and replays its changes onto the
+latest root only (never onto its own, older base).
+
+(a) W never points at a deleted file. The new root W creates references three sorts
+of files: those W wrote itself, those of the tree of the root it built on (its base,
+or the latest root it replayed onto), and definition files already referenced by that
+tree. Files W wrote were written after t_b. Every transaction refuses to create a root
+once it is older than txn_ttl_millis (`Transaction.check_alive`; a distributed one at
+its expire_at_millis, which expiration honours explicitly), so with the default grace
+those files are younger than the grace at T0 or were written after T0: never swept.
+The root W built on was the latest root when W created its own on top of it, so it
+was not below K (see (b)), and it is marked (step 5 marks every root from K to the
+latest, read again after marking) or was created after marking started, in which case,
+by induction on versions, everything it references is marked or new.
+
+(b) W never resurrects a deleted root. Root b+1 did not exist at t_b, so it was created
+after W began: within the grace period if W is alive, hence at or above the first root
+created after C, hence kept (K is at most the version before that root, which also
+keeps W's base b). With a grace period shorter than the transactions (a per-call
+override), the transaction layer still catches it: expiration writes the marker before
+deleting any root, so a create that succeeds only because root b+1 was deleted is
+followed by a marker above b+1; the committer reads the marker after creating its root,
+removes that invisible root and raises TransactionExpiredError
+(`Transaction._check_not_below_oldest`). Nothing is reported committed that readers
+would not see.
+
+(c) Validation and replay read only roots b..latest, all kept by (b).
+
+(d) Files younger than the grace period are never swept, which covers files written
+after listing, files of commits still in flight, running roots of distributed
+transactions saved meanwhile, and full exports still being copied (their directory is
+spared while any of its files is young).
+
+What expiration does not protect: readers of versions below K (time travel to an
+expired version fails with VersionNotFoundError or, mid-read, StorageFileNotFoundError),
+and a rollback to a version that is being expired at the same moment (roll back to
+versions at or above ``_oldest_version.txt``). Run one expiration at a time; two at
+once remove nothing live, but the later marker write may land lower than the other's.
+
+Idempotent and resumable: the marker only moves forward; roots below it are deleted by
+whichever run sees them; marking depends only on kept roots, which no step deletes;
+deleting a file that is already gone is not an error.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from trinityfs.errors import InvalidArgumentError, StorageFileNotFoundError
+from trinityfs.format.definitions import (
+    DEFAULT_VERSION_MAX_AGE_MILLIS,
+    DEFAULT_VERSION_MIN_TO_KEEP,
+    PROP_VERSION_MAX_AGE_MILLIS,
+    PROP_VERSION_MIN_TO_KEEP,
+)
+from trinityfs.format.paths import OLDEST_VERSION
+from trinityfs.format.trinitylake_pb2 import LakehouseDef
+from trinityfs.lifecycle.gc import (
+    delete_all,
+    find_unreachable,
+    mark_live,
+    scan_transactions,
+)
+from trinityfs.lifecycle.inventory import ROOT, Inventory, StoredFile
+from trinityfs.lifecycle.mark import DEFAULT_THREADS
+from trinityfs.txn.engine import Engine, now_millis
+
+MAX_MARGIN_MILLIS = 60_000
+
+
+@dataclass(frozen=True)
+class RetentionPolicy:
+    max_age_millis: int
+    min_versions: int
+    grace_millis: int
+
+    @property
+    def margin_millis(self) -> int:
+        """Allowance for clock skew and in-flight requests, on top of the grace."""
+        return min(MAX_MARGIN_MILLIS, self.grace_millis // 4)
+
+    @classmethod
+    def of(
+        cls,
+        ldef: LakehouseDef,
+        max_age_millis: int | None = None,
+        min_versions: int | None = None,
+        grace_millis: int | None = None,
+    ) -> RetentionPolicy:
+        """The LakehouseDef's settings, with the given overrides."""
+        props = ldef.properties
+        if max_age_millis is None:
+            max_age_millis = int(
+                props.get(PROP_VERSION_MAX_AGE_MILLIS, DEFAULT_VERSION_MAX_AGE_MILLIS)
+            )
+        if min_versions is None:
+            min_versions = int(props.get(PROP_VERSION_MIN_TO_KEEP, DEFAULT_VERSION_MIN_TO_KEEP))
+        if grace_millis is None:
+            grace_millis = ldef.txn_ttl_millis
+        for name, value, minimum in (
+            ("max_age_millis", max_age_millis, 0),
+            ("min_versions", min_versions, 1),
+            ("grace_millis", grace_millis, 0),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+                raise InvalidArgumentError(f"{name} must be an int >= {minimum}, got {value!r}")
+        return cls(max_age_millis, min_versions, grace_millis)
+
+
+@dataclass
+class ExpireReport:
+    """What an expiration removed (or, for a dry run, would remove)."""
+
+    dry_run: bool
+    latest_version: int
+    previous_oldest_version: int
+    oldest_version: int
+    kept_by: str  # which rule chose oldest_version
+    policy: RetentionPolicy
+    cutoff_millis: int
+    removed: list[StoredFile] = field(default_factory=list)
+    spared_young: list[StoredFile] = field(default_factory=list)
+    unknown_files: list[StoredFile] = field(default_factory=list)
+    live_transactions: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # referenced but absent (run fsck)
+    marked: dict[str, int] = field(default_factory=dict)
+    requests: dict[str, int] = field(default_factory=dict)
+    phase_seconds: dict[str, float] = field(default_factory=dict)
+    elapsed_seconds: float = 0.0
+
+    @property
+    def expired_versions(self) -> int:
+        """Versions newly made unreadable (the marker's move)."""
+        return self.oldest_version - self.previous_oldest_version
+
+    @property
+    def roots_removed(self) -> int:
+        return sum(1 for f in self.removed if f.kind == ROOT)
+
+    @property
+    def files_removed(self) -> int:
+        return len(self.removed)
+
+    @property
+    def bytes_removed(self) -> int:
+        return sum(f.size for f in self.removed)
+
+    def removed_by_kind(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for f in self.removed:
+            entry = out.setdefault(f.kind, {"files": 0, "bytes": 0})
+            entry["files"] += 1
+            entry["bytes"] += f.size
+        return dict(sorted(out.items()))
+
+    def to_dict(self, *, files: bool = True) -> dict:
+        """JSON-ready form; `files=False` leaves out the per-file lists (counts stay)."""
+        out = {
+            "dry_run": self.dry_run,
+            "latest_version": self.latest_version,
+            "previous_oldest_version": self.previous_oldest_version,
+            "oldest_version": self.oldest_version,
+            "expired_versions": self.expired_versions,
+            "kept_by": self.kept_by,
+            "policy": {
+                "max_age_millis": self.policy.max_age_millis,
+                "min_versions": self.policy.min_versions,
+                "grace_millis": self.policy.grace_millis,
+            },
+            "cutoff_millis": self.cutoff_millis,
+            "files_removed": self.files_removed,
+            "bytes_removed": self.bytes_removed,
+            "removed_by_kind": self.removed_by_kind(),
+            "spared_young": len(self.spared_young),
+            "unknown_files": len(self.unknown_files),
+            "live_transactions": self.live_transactions,
+            "missing": self.missing,
+            "marked": self.marked,
+            "requests": self.requests,
+            "phase_seconds": {k: round(v, 4) for k, v in self.phase_seconds.items()},
+            "elapsed_seconds": round(self.elapsed_seconds, 3),
+        }
+        if files:
+            out["removed"] = [f.to_dict() for f in self.removed]
+            out["spared_young_files"] = [f.to_dict() for f in self.spared_young]
+            out["unknown"] = [f.to_dict() for f in self.unknown_files]
+        return out
+
+
+def expire(
+    engine: Engine,
+    max_age_millis: int | None = None,
+    min_versions: int | None = None,
+    dry_run: bool = False,
+    *,
+    grace_millis: int | None = None,
+    threads: int = DEFAULT_THREADS,
+) -> ExpireReport:
+    """Expire old versions and collect unreachable files (see the module docstring)."""
+    storage = engine.storage
+    requests_before = storage.stats.snapshot()
+    started = time.perf_counter()
+    now = now_millis()
+    roots = engine.roots
+    previous_oldest = roots.oldest_version()
+    latest = roots.latest_version()
+    policy = RetentionPolicy.of(
+        engine.snapshot(latest).lakehouse_def, max_age_millis, min_versions, grace_millis
+    )
+    cutoff = now - policy.grace_millis - policy.margin_millis
+
+    phases: dict[str, float] = {}
+    clock = [started]  # "list" includes finding the latest version
+
+    def phase(name: str) -> None:
+        now_ = time.perf_counter()
+        phases[name] = now_ - clock[0]
+        clock[0] = now_
+
+    # 1. one listing, and the distributed transactions
+    inventory = Inventory.scan(storage)
+    transactions = scan_transactions(storage, inventory, threads)
+    live_txns = [t for t in transactions if t.live(cutoff)]
+    phase("list")
+
+    # 2. the oldest version to keep
+    keep_from, kept_by = _oldest_to_keep(
+        engine, previous_oldest, latest, now, policy, cutoff, [t.base_version for t in live_txns]
+    )
+    report = ExpireReport(dry_run, latest, previous_oldest, keep_from, kept_by, policy, cutoff)
+    report.live_transactions = sorted(t.tdef.id for t in live_txns if t.tdef is not None)
+    phase("choose")
+
+    # 3. the marker first, 4. then the roots below it
+    if not dry_run and keep_from > previous_oldest:
+        storage.write(OLDEST_VERSION, str(keep_from).encode())
+    old_roots = [(v, f) for v, f in sorted(inventory.roots().items()) if v < keep_from]
+    if not dry_run:
+        delete_all(storage, [f.location for _, f in old_roots], threads)
+        for version, _ in old_roots:
+            roots.forget(version)  # this process must not serve them from its cache
+    report.removed.extend(f for _, f in old_roots)
+    phase("delete_roots")
+
+    # 5. mark
+    live = mark_live(engine, keep_from, transactions, cutoff, threads=threads)
+    report.latest_version = live.last_version
+    report.missing = sorted({loc for loc, _ in live.marker.missing})
+    report.marked = {
+        "versions": live.last_version - keep_from + 1,
+        "nodes": len(live.marker.nodes),
+        "definitions": len(live.marker.definitions),
+        "lakehouse_defs": len(live.marker.lakehouse_defs),
+        "node_reads": live.marker.node_reads,
+    }
+    phase("mark")
+    if report.missing and not dry_run:
+        raise StorageFileNotFoundError(
+            report.missing[0],
+            f"expiration stopped before sweeping: {len(report.missing)} referenced file(s) "
+            f"are missing (first {report.missing[0]}, referenced by "
+            f"{live.marker.referrer(report.missing[0]) or '?'}); run fsck",
+        )
+
+    # 6. sweep
+    sweep = find_unreachable(inventory, live, cutoff)
+    if not dry_run:
+        delete_all(storage, [f.location for f in sweep.garbage], threads)
+    report.removed.extend(sweep.garbage)
+    report.spared_young = sweep.young
+    report.unknown_files = sweep.unknown
+    phase("sweep")
+    report.phase_seconds = phases
+    after = storage.stats.snapshot()
+    report.requests = {k: after[k] - requests_before[k] for k in after}
+    report.elapsed_seconds = time.perf_counter() - started
+    return report
+
+
+def _oldest_to_keep(
+    engine: Engine,
+    oldest: int,
+    latest: int,
+    now: int,
+    policy: RetentionPolicy,
+    cutoff: int,
+    transaction_bases: list[int | None],
+) -> tuple[int, str]:
+    cache: dict[int, int] = {}
+
+    def created(version: int) -> int:
+        if version not in cache:
+            root = engine.roots.load(version)
+            cache[version] = int(root.system.get("created_at_millis", "0"))
+        return cache[version]
+
+    by_count = max(latest - policy.min_versions + 1, 0)
+    by_age = _first(oldest, latest, lambda v: created(v) >= now - policy.max_age_millis)
+    candidates = [(min(by_count, by_age), "retention")]
+    if policy.grace_millis:
+        first_young = _first(oldest, latest, lambda v: created(v) > cutoff)
+        candidates.append((first_young - 1, "grace"))
+    bases = [b for b in transaction_bases if b is not None]
+    if bases:
+        candidates.append((min(bases), "transaction"))
+    keep, why = min(candidates)
+    if keep <= oldest:
+        return oldest, "marker" if keep < oldest else why
+    return min(keep, latest), why
+
+
+def _first(lo: int, hi: int, holds: Callable[[int], bool]) -> int:
+    """The first version in lo..hi for which `holds` (monotonic in versions), else hi+1."""
+    if lo > hi or not holds(hi):
+        return hi + 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if holds(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo

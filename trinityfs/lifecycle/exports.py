@@ -1,0 +1,527 @@
+"""Snapshot exports (FORMAT.md section 6): minimal, partial and full.
+
+An export pins one version under a name, recorded as ``exported_snapshots[name]`` =
+location of the export's root node file, in a new LakehouseDef committed like any
+change. Expiration keeps every file reachable from an export. An export reads like a
+version: its root is a node whose pointers resolve against the directory of that root
+file.
+
+- **minimal**: the version's root node, byte for byte, at ``_export_<name>.arrow``.
+  Everything below it is shared with the lakehouse (and kept alive by the export).
+- **partial** (``depth`` d >= 0, default 1): the root plus every internal node at depths
+  1..d (the root is depth 0), copied under new names (optimized ``node-<uuid4>.arrow``)
+  with the pointers between copies rewritten; pointers below depth d (and to leaves,
+  which are never copied) are kept and point at the lakehouse's own nodes. Depth 0 is
+  the minimal export. The copies are private to the export: a later rewrite of the
+  upper tree never touches them.
+- **full**: a standalone lakehouse in ``_exports/<name>/``. Every file reachable from
+  the root (nodes, namespace/table/view definitions) is copied with its relative path
+  unchanged. The root keeps its own name, ``_exports/<name>/`` + the root file of
+  version v (so the export *is* version v of a lakehouse whose older versions were
+  expired: ``_oldest_version.txt`` and ``_latest_hint.txt`` inside say v). Its
+  LakehouseDef is a copy of version v's with ``exported_snapshots`` emptied (the other
+  exports live outside the directory, and a standalone lakehouse must not point out of
+  itself) and the property ``trinityfs.export.source-version`` = v; the copied root
+  points at that copy, which is the only byte difference from the source root. So
+  ``Lakehouse.open(<root>/_exports/<name>)`` works in place, and after the directory
+  is copied anywhere else (another directory, bucket or store), with no path rewriting.
+
+Files are written before the record is committed (an export is invisible until its
+record lands). A minimal or partial export shares nodes with its version, so after its
+record lands it checks that the version was not expired meanwhile (expiration writes
+``_oldest_version.txt`` before deleting anything, and marks only the exports recorded
+when it marks); if it was, the export is dropped again and VersionNotFoundError raised.
+A full export copies everything, so a file expired under it fails the copy.
+The root of a minimal/partial export and of a full export is created
+with create-if-absent, so two exports racing for one name cannot overwrite each other.
+Dropping an export commits the record's removal first, then deletes the files; a crash
+between the two leaves unrecorded files that expiration reclaims once they are older
+than the grace period (the private node copies of a partial export are always left to
+expiration, which finds them unreachable).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+
+from trinityfs.errors import (
+    AlreadyExistsError,
+    CommitConflictError,
+    InvalidArgumentError,
+    StorageFileNotFoundError,
+    VersionNotFoundError,
+)
+from trinityfs.format.definitions import (
+    decode_definition,
+    encode_definition,
+    validate_lakehouse_def,
+)
+from trinityfs.format.keys import KEY_LAKEHOUSE_DEF, KEY_PREVIOUS_ROOT
+from trinityfs.format.nodefile import NodeFile, decode_node, encode_node
+from trinityfs.format.paths import (
+    LATEST_HINT,
+    OLDEST_VERSION,
+    export_root_location,
+    full_export_prefix,
+    new_lakehouse_def_location,
+    new_node_location,
+    parse_root_node_file,
+    root_node_file,
+)
+from trinityfs.format.trinitylake_pb2 import LakehouseDef
+from trinityfs.lifecycle.inventory import COLLECTABLE, MARKER, ROOT, Inventory, StoredFile
+from trinityfs.lifecycle.mark import DEFAULT_THREADS, Marker
+from trinityfs.storage import Storage
+from trinityfs.tree import Node
+from trinityfs.txn.conflicts import LAKEHOUSE_DEF_KEY
+from trinityfs.txn.engine import Engine
+from trinityfs.txn.snapshot import Snapshot
+from trinityfs.txn.transaction import Transaction
+
+MODES = ("minimal", "partial", "full")
+SOURCE_VERSION_PROPERTY = "trinityfs.export.source-version"
+RECORD_ATTEMPTS = 32
+
+
+@dataclass
+class ExportProgress:
+    """Where a running export is: `phase` is "nodes", "definitions", "root" or "done".
+
+    `files_total` is None while the tree walk is still discovering nodes.
+    """
+
+    name: str
+    phase: str
+    files_done: int
+    files_total: int | None
+    bytes_done: int
+
+
+ProgressCallback = Callable[[ExportProgress], None]
+
+
+@dataclass
+class ExportInfo:
+    """One export: its name, the location of its root, and the version it pins."""
+
+    name: str
+    location: str
+    standalone: bool  # a full export (its own directory)
+    version: int | None
+    created_at_millis: int | None = None
+    mode: str | None = None  # known when just created; listing tells only standalone or not
+    files_written: int = 0
+    bytes_written: int = 0
+    problem: str | None = None  # why the export's root could not be read (listing)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class DroppedExport:
+    name: str
+    recorded_location: str | None
+    removed: list[StoredFile] = field(default_factory=list)
+    left: list[StoredFile] = field(default_factory=list)  # unknown files in its directory
+
+    @property
+    def bytes_removed(self) -> int:
+        return sum(f.size for f in self.removed)
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "recorded_location": self.recorded_location,
+            "removed": [f.to_dict() for f in self.removed],
+            "bytes_removed": self.bytes_removed,
+            "left": [f.to_dict() for f in self.left],
+        }
+
+
+# -- locating and reading an export --------------------------------------------------
+
+
+def export_storage(storage: Storage, location: str) -> tuple[Storage, str]:
+    """The storage the export root at `location` resolves against, and the root's name.
+
+    Pointers in a root resolve relative to the directory of the root file: for a full
+    export that is ``_exports/<name>/``, for the others the lakehouse root.
+    """
+    directory, _, name = location.rpartition("/")
+    if not directory:
+        return storage, location
+    return storage.child(directory), name
+
+
+def export_root_version(root_name: str, root: Node | NodeFile) -> int:
+    """The version an export root pins: from its file name, else from previous_root."""
+    version = parse_root_node_file(root_name)
+    if version is not None:
+        return version
+    previous = root.system.get(KEY_PREVIOUS_ROOT)
+    if previous is None:
+        return 0
+    before = parse_root_node_file(previous)
+    return 0 if before is None else before + 1
+
+
+def open_export(engine: Engine, name: str) -> tuple[Snapshot, Storage]:
+    """The snapshot of export `name` and the storage its pointers resolve against."""
+    location = engine.snapshot().lakehouse_def.exported_snapshots.get(name)
+    if location is None:
+        raise VersionNotFoundError(f"no export named {name!r} in {engine.storage.url}")
+    storage, root_name = export_storage(engine.storage, location)
+    sub = engine if storage is engine.storage else Engine(storage)
+    try:
+        root = sub.roots.load_location(root_name)
+    except StorageFileNotFoundError:
+        raise VersionNotFoundError(
+            f"export {name!r} is recorded at {location} but its root node file is missing"
+        ) from None
+    return sub.snapshot_of_root(export_root_version(root_name, root), root), storage
+
+
+def list_exports(engine: Engine) -> list[ExportInfo]:
+    """Every export recorded in the latest LakehouseDef, by name."""
+    out = []
+    records = engine.snapshot().lakehouse_def.exported_snapshots
+    for name in sorted(records):
+        location = records[name]
+        info = ExportInfo(name, location, "/" in location, None)
+        try:
+            storage, root_name = export_storage(engine.storage, location)
+            nf = decode_node(storage.read_immutable(root_name), None, root_name)
+            info.version = export_root_version(root_name, nf)
+            info.created_at_millis = int(nf.system.get("created_at_millis", "0"))
+        except Exception as exc:  # listing reports a broken export instead of failing
+            info.problem = f"{type(exc).__name__}: {exc}"
+        out.append(info)
+    return out
+
+
+# -- recording ------------------------------------------------------------------------
+
+
+def update_lakehouse_def(engine: Engine, change: Callable[[LakehouseDef], bool]) -> int | None:
+    """Commit a new LakehouseDef made by `change` from the latest one.
+
+    `change` edits a copy in place and returns False when there is nothing to do. Lost
+    races on the lakehouse definition are retried from the new latest definition
+    (`change` runs again, so it can re-check its preconditions). Returns the committed
+    version, or None when nothing changed.
+    """
+    for _ in range(RECORD_ATTEMPTS):
+        base = engine.snapshot()
+        ldef = LakehouseDef()
+        ldef.CopyFrom(base.lakehouse_def)
+        if not change(ldef):
+            return None
+        txn = Transaction(engine, base)
+        txn.set_lakehouse_def(ldef)
+        try:
+            return txn.commit()
+        except CommitConflictError as exc:
+            if exc.key != LAKEHOUSE_DEF_KEY:
+                raise
+    raise CommitConflictError(LAKEHOUSE_DEF_KEY, engine.roots.latest_version())
+
+
+def _record(engine: Engine, name: str, location: str) -> None:
+    def add(ldef: LakehouseDef) -> bool:
+        if name in ldef.exported_snapshots:
+            raise AlreadyExistsError(f"export {name!r} already exists")
+        ldef.exported_snapshots[name] = location
+        return True
+
+    update_lakehouse_def(engine, add)
+
+
+# -- creating -------------------------------------------------------------------------
+
+
+class _Progress:
+    """Thread-safe counters that report to the caller's callback, one call at a time."""
+
+    def __init__(self, name: str, callback: ProgressCallback | None):
+        self.name = name
+        self.callback = callback
+        self.lock = threading.Lock()
+        self.files = 0
+        self.bytes = 0
+        self.total: int | None = None
+        self.phase = "nodes"
+
+    def add(self, nbytes: int) -> None:
+        with self.lock:
+            self.files += 1
+            self.bytes += nbytes
+            self._report()
+
+    def set(self, phase: str, total: int | None) -> None:
+        with self.lock:
+            self.phase, self.total = phase, total
+            self._report()
+
+    def _report(self) -> None:
+        if self.callback is not None:
+            self.callback(ExportProgress(self.name, self.phase, self.files, self.total, self.bytes))
+
+
+def create_export(
+    engine: Engine,
+    name: str,
+    version: int | None = None,
+    mode: str = "minimal",
+    depth: int | None = None,
+    progress: ProgressCallback | None = None,
+    *,
+    threads: int = DEFAULT_THREADS,
+) -> ExportInfo:
+    """Export `version` (latest when None) under `name`; returns what was written."""
+    if mode not in MODES:
+        raise InvalidArgumentError(f"unknown export mode {mode!r}; expected one of {MODES}")
+    if depth is not None and mode != "partial":
+        raise InvalidArgumentError("depth applies to partial exports only")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
+        raise InvalidArgumentError(f"export depth must be an int >= 0, got {depth!r}")
+    export_root_location(name)  # validates the name (it becomes part of file names)
+    latest = engine.snapshot()
+    if name in latest.lakehouse_def.exported_snapshots:
+        raise AlreadyExistsError(f"export {name!r} already exists")
+    if version is None:
+        version = latest.version
+    if version < engine.roots.oldest_version():
+        raise VersionNotFoundError(f"version {version} was expired and cannot be exported")
+    report = _Progress(name, progress)
+    written: list[str] = []  # what to remove if the record cannot be committed
+    if mode == "full":
+        info = _full(engine, name, version, report, threads)
+    else:
+        levels = 0 if mode == "minimal" else (1 if depth is None else depth)
+        info = _copy_root(engine, name, version, levels, report, threads, written)
+    info.mode = mode
+    try:
+        _record(engine, name, info.location)
+    except BaseException:
+        _remove_quietly(engine.storage, name, info, written)
+        raise
+    if not info.standalone and engine.roots.oldest_version() > version:
+        # Expiration writes the marker before it deletes anything. A marker above the
+        # version after the record landed means an expiration that may not have seen
+        # the record yet may have swept nodes the export shares with that version:
+        # give the export up rather than keep one that might not read.
+        drop_export(engine, name)
+        raise VersionNotFoundError(
+            f"version {version} was expired while it was being exported as {name!r}"
+        )
+    report.set("done", report.files)
+    return info
+
+
+def _copy_root(
+    engine: Engine,
+    name: str,
+    version: int,
+    depth: int,
+    report: _Progress,
+    threads: int,
+    written: list[str],
+) -> ExportInfo:
+    storage = engine.storage
+    target = export_root_location(name)
+    source = root_node_file(version)
+    try:
+        data = storage.read(source)
+    except StorageFileNotFoundError:
+        raise VersionNotFoundError(f"version {version} does not exist") from None
+    root = decode_node(data, None, source)
+    order = _lakehouse_def_of(storage, root).order
+    copies: list[tuple[str, bytes]] = []
+    if depth > 0 and root.children is not None:
+        nodes = engine.nodes(order)
+
+        def copy(ref: str, level: int) -> str:
+            node = nodes.load(ref)
+            if node.is_leaf or level > depth:
+                return ref
+            nf = node.to_file()
+            nf.children = [copy(c, level + 1) for c in nf.children]
+            location = new_node_location()
+            copies.append((location, encode_node(nf, order)))
+            return location
+
+        root.children = [copy(c, 1) for c in root.children]
+        data = encode_node(root, order)
+    report.set("nodes", len(copies) + 1)
+    written.extend(loc for loc, _ in copies)
+    _write_all(storage, copies, report, threads)
+    report.set("root", len(copies) + 1)
+    if not storage.create_if_absent(target, data):
+        raise AlreadyExistsError(
+            f"{target} already exists (another export of that name is being written, or "
+            f"an earlier one crashed: drop_export({name!r}) removes it)"
+        )
+    written.append(target)
+    report.add(len(data))
+    return ExportInfo(
+        name,
+        target,
+        False,
+        version,
+        root.created_at_millis,
+        files_written=len(copies) + 1,
+        bytes_written=report.bytes,
+    )
+
+
+def _full(engine: Engine, name: str, version: int, report: _Progress, threads: int) -> ExportInfo:
+    storage = engine.storage
+    prefix = full_export_prefix(name)
+    target = storage.child(prefix)
+    root_name = root_node_file(version)
+    try:
+        data = storage.read(root_name)
+    except StorageFileNotFoundError:
+        raise VersionNotFoundError(f"version {version} does not exist") from None
+    # Claim the directory first: one export per name writes into it.
+    marker_bytes = str(version).encode()
+    if not target.create_if_absent(OLDEST_VERSION, marker_bytes):
+        raise AlreadyExistsError(
+            f"{prefix} is already in use (another export of that name is being written, "
+            f"or an earlier one crashed: drop_export({name!r}) removes it)"
+        )
+    root = decode_node(data, None, root_name)
+
+    def copy_node(location: str, content: bytes, _nf: NodeFile) -> None:
+        target.write(location, content)
+        report.add(len(content))
+
+    marker = Marker(storage, threads=threads, on_node=copy_node)
+    marker.mark_loaded(root_name, root)  # copies every node while walking the tree
+    definitions = sorted(marker.definitions)
+    report.set("definitions", len(marker.nodes) + len(definitions) + 2)
+
+    def copy_file(location: str) -> int:
+        content = storage.read(location)
+        target.write(location, content)
+        return len(content)
+
+    if definitions:
+        with ThreadPoolExecutor(max_workers=min(threads, len(definitions))) as pool:
+            for future in as_completed([pool.submit(copy_file, d) for d in definitions]):
+                report.add(future.result())
+    report.set("root", report.total)
+    ldef = _lakehouse_def_of(storage, root)
+    order = ldef.order
+    ldef.exported_snapshots.clear()
+    ldef.properties[SOURCE_VERSION_PROPERTY] = str(version)
+    new_ldef_location = new_lakehouse_def_location()
+    ldef_bytes = encode_definition(ldef)
+    target.write(new_ldef_location, ldef_bytes)
+    report.add(len(ldef_bytes))
+    root.system[KEY_LAKEHOUSE_DEF] = new_ldef_location
+    root_bytes = encode_node(root, order)
+    target.write(LATEST_HINT, marker_bytes)
+    if not target.create_if_absent(root_name, root_bytes):
+        raise AlreadyExistsError(f"{prefix}{root_name} was created by another export meanwhile")
+    report.add(len(root_bytes))
+    return ExportInfo(
+        name,
+        prefix + root_name,
+        True,
+        version,
+        root.created_at_millis,
+        files_written=report.files,
+        bytes_written=report.bytes,
+    )
+
+
+def _lakehouse_def_of(storage: Storage, root: NodeFile) -> LakehouseDef:
+    """A private copy of the LakehouseDef a root points to."""
+    location = root.system[KEY_LAKEHOUSE_DEF]
+    ldef = decode_definition(storage.read_immutable(location), LakehouseDef, location)
+    validate_lakehouse_def(ldef)
+    return ldef
+
+
+def _write_all(
+    storage: Storage, files: list[tuple[str, bytes]], report: _Progress, threads: int
+) -> None:
+    if not files:
+        return
+    with ThreadPoolExecutor(max_workers=min(threads, len(files))) as pool:
+        futures = {
+            pool.submit(storage.write_immutable, loc, data): len(data) for loc, data in files
+        }
+        for future in as_completed(futures):
+            future.result()
+            report.add(futures[future])
+
+
+# -- dropping -------------------------------------------------------------------------
+
+
+def drop_export(engine: Engine, name: str) -> DroppedExport:
+    """Remove export `name`: first its record (a new LakehouseDef), then its files.
+
+    Also cleans up what a crashed export of that name left behind (files without a
+    record); VersionNotFoundError when there is neither a record nor any file.
+    """
+    export_root_location(name)
+    recorded = engine.snapshot().lakehouse_def.exported_snapshots.get(name)
+
+    def remove(ldef: LakehouseDef) -> bool:
+        if name not in ldef.exported_snapshots:
+            return False
+        del ldef.exported_snapshots[name]
+        return True
+
+    update_lakehouse_def(engine, remove)
+    dropped = DroppedExport(name, recorded)
+    _remove_files(engine.storage, name, dropped)
+    if recorded is None and not dropped.removed and not dropped.left:
+        raise VersionNotFoundError(f"no export named {name!r} in {engine.storage.url}")
+    return dropped
+
+
+def _remove_files(storage: Storage, name: str, dropped: DroppedExport) -> None:
+    root_copy = export_root_location(name)
+    try:
+        size = storage.size(root_copy)
+    except StorageFileNotFoundError:
+        pass
+    else:
+        storage.delete(root_copy)
+        dropped.removed.append(StoredFile(root_copy, "export_root", size))
+    prefix = full_export_prefix(name)
+    inside = Inventory.scan(storage.child(prefix))
+    # Roots first (the export stops opening as a lakehouse), then everything else.
+    for f in sorted(inside.entries.values(), key=lambda f: f.kind != ROOT):
+        if f.kind in COLLECTABLE or f.kind == MARKER:
+            storage.delete(prefix + f.location)
+            dropped.removed.append(StoredFile(prefix + f.location, f.kind, f.size))
+        else:
+            dropped.left.append(StoredFile(prefix + f.location, f.kind, f.size))
+
+
+def _remove_quietly(storage: Storage, name: str, info: ExportInfo, written: list[str]) -> None:
+    """Best effort cleanup of the files of an export whose record could not be committed.
+
+    Only what this export wrote: a concurrent export of the same name in the other
+    layout (which may be the one that won the record) is left alone.
+    """
+    try:
+        if info.standalone:
+            prefix = full_export_prefix(name)
+            for f in Inventory.scan(storage.child(prefix)).entries.values():
+                if f.kind in COLLECTABLE or f.kind == MARKER:
+                    storage.delete(prefix + f.location)
+        else:
+            for location in written:
+                storage.delete(location)
+    except Exception:  # expiration reclaims whatever is left once it is old enough
+        pass

@@ -1,0 +1,456 @@
+"""fsck of a whole lakehouse: versions, exports, transactions and orphans.
+
+Checks, collecting every problem instead of stopping at the first:
+
+- the markers: ``_oldest_version.txt`` and ``_latest_hint.txt`` readable, the hint not
+  beyond the latest version;
+- every kept version (oldest marker .. latest): its root exists (no gap), decodes, its
+  LakehouseDef is readable and valid, its ``previous_root`` exists (except for the
+  oldest kept version, whose predecessor was expired), and its tree passes
+  `trinityfs.tree.check_tree` (order, balance, key ranges, buffers);
+- every pointer resolves inside the root: child nodes, definition files (each read and
+  decoded as the type its key says), lakehouse definitions (locations that would leave
+  the root are already refused when a node file is decoded);
+- every export recorded in the latest LakehouseDef, read like a version (against its
+  own directory for a full export), with the same checks;
+- every distributed transaction file: readable, its base version still kept while it
+  is not expired, its running root readable;
+- orphans: format files that no kept version, export or unexpired transaction reaches,
+  with their sizes (expiration removes them once older than the grace period), and
+  unknown files (never touched by trinityfs).
+
+`ok` is False when any error was found; orphans and warnings do not make a lakehouse
+unhealthy. `FsckReport.to_dict()` is the machine-readable form; `exit_status` is 0
+(healthy) or 1 (errors) for scripts.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from google.protobuf.message import Message
+
+from trinityfs.errors import (
+    LakehouseNotFoundError,
+    StorageFileNotFoundError,
+    TreeInvariantError,
+    TrinityError,
+)
+from trinityfs.format.definitions import (
+    NamespaceDef,
+    TableDef,
+    ViewDef,
+    buffer_budget_bytes,
+    decode_definition,
+    validate_lakehouse_def,
+)
+from trinityfs.format.keys import (
+    KEY_LAKEHOUSE_DEF,
+    KEY_PREVIOUS_ROOT,
+    TYPE_NAMESPACE,
+    TYPE_TABLE,
+    TYPE_VIEW,
+    decode_type_id,
+)
+from trinityfs.format.nodefile import NodeFile, decode_node
+from trinityfs.format.paths import LATEST_HINT, OLDEST_VERSION, parse_root_node_file, root_node_file
+from trinityfs.format.trinitylake_pb2 import LakehouseDef
+from trinityfs.lifecycle.exports import export_root_version, export_storage
+from trinityfs.lifecycle.gc import LiveSet, find_unreachable, scan_transactions
+from trinityfs.lifecycle.inventory import Inventory, StoredFile
+from trinityfs.lifecycle.mark import DEFAULT_THREADS, Marker
+from trinityfs.storage import Storage
+from trinityfs.tree import Node, NodeStore, check_tree
+from trinityfs.txn.engine import Engine, now_millis
+
+_DEFINITION_TYPES: dict[int, type[Message]] = {
+    TYPE_NAMESPACE: NamespaceDef,
+    TYPE_TABLE: TableDef,
+    TYPE_VIEW: ViewDef,
+}
+
+
+@dataclass(frozen=True)
+class FsckProblem:
+    kind: str  # missing, corrupt, tree, gap, marker, export, transaction, ...
+    location: str
+    message: str
+    version: int | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind,
+            "location": self.location,
+            "message": self.message,
+            "version": self.version,
+        }
+
+
+@dataclass
+class FsckReport:
+    url: str
+    oldest_version: int | None = None
+    latest_version: int | None = None
+    versions_checked: int = 0
+    exports_checked: list[str] = field(default_factory=list)
+    transactions: list[dict] = field(default_factory=list)
+    nodes_checked: int = 0
+    definitions_checked: int = 0
+    errors: list[FsckProblem] = field(default_factory=list)
+    warnings: list[FsckProblem] = field(default_factory=list)
+    orphans: list[StoredFile] = field(default_factory=list)
+    unknown_files: list[StoredFile] = field(default_factory=list)
+    requests: dict[str, int] = field(default_factory=dict)
+    elapsed_seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def exit_status(self) -> int:
+        return 0 if self.ok else 1
+
+    @property
+    def orphan_bytes(self) -> int:
+        return sum(f.size for f in self.orphans)
+
+    def error(self, kind: str, location: str, message: str, version: int | None = None) -> None:
+        self.errors.append(FsckProblem(kind, location, message, version))
+
+    def warn(self, kind: str, location: str, message: str, version: int | None = None) -> None:
+        self.warnings.append(FsckProblem(kind, location, message, version))
+
+    def to_dict(self) -> dict:
+        return {
+            "url": self.url,
+            "ok": self.ok,
+            "oldest_version": self.oldest_version,
+            "latest_version": self.latest_version,
+            "versions_checked": self.versions_checked,
+            "exports_checked": self.exports_checked,
+            "transactions": self.transactions,
+            "nodes_checked": self.nodes_checked,
+            "definitions_checked": self.definitions_checked,
+            "errors": [p.to_dict() for p in self.errors],
+            "warnings": [p.to_dict() for p in self.warnings],
+            "orphans": [f.to_dict() for f in self.orphans],
+            "orphan_bytes": self.orphan_bytes,
+            "unknown_files": [f.to_dict() for f in self.unknown_files],
+            "requests": self.requests,
+            "elapsed_seconds": round(self.elapsed_seconds, 3),
+        }
+
+
+def fsck(engine: Engine, *, threads: int = DEFAULT_THREADS) -> FsckReport:
+    """Check the whole lakehouse; never raises for what it finds (see the report)."""
+    storage = engine.storage
+    before = storage.stats.snapshot()
+    started = time.perf_counter()
+    report = FsckReport(storage.url)
+    try:
+        _fsck(engine, report, threads)
+    finally:
+        after = storage.stats.snapshot()
+        report.requests = {k: after[k] - before[k] for k in after}
+        report.elapsed_seconds = time.perf_counter() - started
+    return report
+
+
+def _fsck(engine: Engine, report: FsckReport, threads: int) -> None:
+    storage = engine.storage
+    now = now_millis()
+    inventory = Inventory.scan(storage)
+    _check_markers(storage, report)
+    oldest = engine.roots.oldest_version()
+    try:
+        latest = engine.roots.latest_version()
+    except LakehouseNotFoundError as exc:
+        report.error("missing", "", str(exc))
+        return
+    report.oldest_version, report.latest_version = oldest, latest
+    roots = inventory.roots()
+    for version in sorted(v for v in roots if v > latest):
+        report.warn(
+            "gap",
+            roots[version].location,
+            f"root of version {version} lies beyond a missing version {latest + 1}",
+        )
+
+    # Reachability and pointers, for every kept version at once.
+    keys_of: dict[str, set[str]] = {}
+
+    def remember_keys(_loc: str, _data: bytes, nf: NodeFile) -> None:
+        for key, value in zip(nf.keys, nf.values, strict=True):
+            keys_of.setdefault(value, set()).add(key)
+        for key, value, _txn in nf.buffer:
+            if value is not None:
+                keys_of.setdefault(value, set()).add(key)
+
+    marker = Marker(storage, threads=threads, strict=False, on_node=remember_keys)
+    kept = [root_node_file(v) for v in range(oldest, latest + 1)]
+    loaded = marker.mark_roots(kept)
+    live = LiveSet(marker, oldest, latest)
+
+    # Each kept version: root, previous root, lakehouse definition, tree invariants.
+    ldefs: dict[str, LakehouseDef | None] = {}
+    stores: dict[int, NodeStore] = {}
+    for version in range(oldest, latest + 1):
+        location = root_node_file(version)
+        nf = loaded.get(location)
+        if nf is None:
+            continue  # reported by the marker as missing or corrupt
+        report.versions_checked += 1
+        previous = nf.system.get(KEY_PREVIOUS_ROOT)
+        if version > oldest and previous is not None and previous not in inventory:
+            report.error(
+                "missing", previous, f"previous_root of version {version} is missing", version
+            )
+        ldef = _lakehouse_def(storage, nf, ldefs, report, version)
+        if ldef is None:
+            continue
+        store = stores.setdefault(ldef.order, NodeStore(storage, ldef.order))
+        _check_tree(store, nf, location, ldef, version, report)
+
+    # Exports recorded in the latest definition.
+    latest_nf = loaded.get(root_node_file(latest))
+    latest_ldef = ldefs.get(latest_nf.system.get(KEY_LAKEHOUSE_DEF, "")) if latest_nf else None
+    records = latest_ldef.exported_snapshots if latest_ldef is not None else {}
+    for name, location in sorted(records.items()):
+        _check_export(engine, name, location, inventory, live, report, threads)
+
+    # Distributed transactions.
+    for txn in scan_transactions(storage, inventory, threads):
+        entry = {"location": txn.file.location, "id": None, "state": "unreadable"}
+        report.transactions.append(entry)
+        if txn.tdef is None:
+            report.error("transaction", txn.file.location, txn.problem or "unreadable")
+            continue
+        entry["id"] = txn.tdef.id
+        entry["expire_at_millis"] = txn.tdef.expire_at_millis
+        if txn.tdef.expire_at_millis <= now:
+            entry["state"] = "expired"
+            report.warn(
+                "transaction",
+                txn.file.location,
+                f"distributed transaction {txn.tdef.id} expired (expiration removes it)",
+            )
+            continue
+        entry["state"] = "live"
+        live.transaction_files.add(txn.file.location)
+        base = txn.base_version
+        if base is None or base < oldest or base > latest:
+            report.error(
+                "transaction",
+                txn.file.location,
+                f"distributed transaction {txn.tdef.id} begins at "
+                f"{txn.tdef.beginning_root_node_file_path!r}, not a kept version",
+            )
+        running = txn.tdef.running_root_node_file_path
+        if running and parse_root_node_file(running) is None:
+            marker.mark_nodes([running], referrer=txn.file.location)
+
+    # Pointers of the main lakehouse: nodes (walk) and definitions (read and decode).
+    for location, referrer in marker.missing:
+        version = parse_root_node_file(location)
+        if version is not None:
+            report.error(
+                "missing",
+                location,
+                f"root of version {version} is missing: a gap "
+                f"between the oldest ({oldest}) and latest ({latest}) version",
+                version,
+            )
+        else:
+            report.error("missing", location, f"referenced by {referrer or '?'} but missing")
+    for location, referrer, message in marker.problems:
+        report.error("corrupt", location, f"{message} (referenced by {referrer or '?'})")
+    for location in sorted(marker.lakehouse_defs - set(ldefs)):
+        if location not in inventory:
+            report.error(
+                "missing",
+                location,
+                f"lakehouse definition referenced by {marker.referrer(location)} is missing",
+            )
+    report.nodes_checked = len(marker.nodes) + len(loaded)
+    _check_definitions(storage, "", marker, keys_of, inventory, report, threads)
+
+    # Orphans: every cutoff in the past, so nothing counts as too young to be one.
+    sweep = find_unreachable(inventory, live, now, include_roots=True)
+    report.orphans = sweep.garbage + sweep.young
+    report.unknown_files = sweep.unknown
+
+
+def _check_markers(storage: Storage, report: FsckReport) -> None:
+    for location in (OLDEST_VERSION, LATEST_HINT):
+        try:
+            text = storage.read(location)
+        except StorageFileNotFoundError:
+            continue
+        try:
+            int(text.decode("ascii").strip())
+        except (UnicodeDecodeError, ValueError):
+            kind = report.error if location == OLDEST_VERSION else report.warn
+            kind("marker", location, f"not a decimal version: {text[:40]!r}")
+
+
+def _lakehouse_def(
+    storage: Storage,
+    root: NodeFile,
+    cache: dict[str, LakehouseDef | None],
+    report: FsckReport,
+    version: int | None,
+) -> LakehouseDef | None:
+    location = root.system.get(KEY_LAKEHOUSE_DEF)
+    if location is None:
+        report.error("corrupt", "", "root has no lakehouse_def row", version)
+        return None
+    if location not in cache:
+        try:
+            ldef = decode_definition(storage.read_immutable(location), LakehouseDef, location)
+            cache[location] = validate_lakehouse_def(ldef)
+        except TrinityError as exc:
+            report.error(
+                "corrupt" if not isinstance(exc, StorageFileNotFoundError) else "missing",
+                location,
+                f"lakehouse definition: {exc}",
+                version,
+            )
+            cache[location] = None
+    return cache[location]
+
+
+def _check_tree(
+    store: NodeStore,
+    nf: NodeFile,
+    location: str,
+    ldef: LakehouseDef,
+    version: int,
+    report: FsckReport,
+) -> None:
+    try:
+        check_tree(
+            store,
+            Node.from_file(nf, location),
+            order=ldef.order,
+            budget=buffer_budget_bytes(ldef),
+            version=version,
+        )
+    except TreeInvariantError as exc:
+        for problem in exc.problems:
+            report.error("tree", location, problem, version)
+    except TrinityError as exc:
+        report.error("tree", location, str(exc), version)
+
+
+def _check_definitions(
+    storage: Storage,
+    prefix: str,
+    marker: Marker,
+    keys_of: dict[str, set[str]],
+    inventory: Inventory,
+    report: FsckReport,
+    threads: int,
+) -> None:
+    """Every definition pointer resolves (in the listing) and decodes as its key's type."""
+    present = []
+    for location in sorted(marker.definitions):
+        if prefix + location not in inventory:
+            report.error(
+                "missing",
+                prefix + location,
+                f"definition referenced by {prefix}{marker.referrer(location) or '?'} is missing",
+            )
+        else:
+            present.append(location)
+
+    def check(location: str) -> FsckProblem | None:
+        kinds = set()
+        for key in keys_of.get(location, ()):
+            try:
+                kinds.add(decode_type_id(key[:4]))
+            except TrinityError:
+                return FsckProblem("corrupt", prefix + location, f"points from bad key {key!r}")
+        try:
+            data = storage.read(location)
+            for kind in kinds:
+                cls = _DEFINITION_TYPES.get(kind)
+                if cls is None:
+                    return FsckProblem(
+                        "corrupt", prefix + location, f"key type {kind} has no definition type"
+                    )
+                decode_definition(data, cls, prefix + location)
+        except TrinityError as exc:
+            return FsckProblem("corrupt", prefix + location, str(exc))
+        return None
+
+    if present:
+        with ThreadPoolExecutor(max_workers=min(threads, len(present))) as pool:
+            for problem in pool.map(check, present):
+                if problem is not None:
+                    report.errors.append(problem)
+    report.definitions_checked += len(present)
+
+
+def _check_export(
+    engine: Engine,
+    name: str,
+    location: str,
+    inventory: Inventory,
+    live: LiveSet,
+    report: FsckReport,
+    threads: int,
+) -> None:
+    report.exports_checked.append(name)
+    storage, root_name = export_storage(engine.storage, location)
+    directory = location.rpartition("/")[0]
+    if directory:
+        live.export_dirs.add(directory)
+        prefix = directory + "/"
+        keys_of: dict[str, set[str]] = {}
+
+        def remember_keys(_loc: str, _data: bytes, nf: NodeFile) -> None:
+            for key, value in zip(nf.keys, nf.values, strict=True):
+                keys_of.setdefault(value, set()).add(key)
+            for key, value, _txn in nf.buffer:
+                if value is not None:
+                    keys_of.setdefault(value, set()).add(key)
+
+        marker = Marker(storage, threads=threads, strict=False, on_node=remember_keys)
+    else:
+        live.export_roots.add(location)
+        prefix = ""
+        marker = live.marker
+        keys_of = {}
+    if location not in inventory:
+        report.error("export", location, f"export {name!r}: root node file is missing")
+        return
+    try:
+        if directory:
+            nf = marker.mark_root(root_name)
+        else:
+            marker.mark_nodes([location], referrer=f"export {name}")
+            nf = decode_node(storage.read_immutable(location), None, location)
+    except TrinityError as exc:
+        report.error("export", location, f"export {name!r}: {exc}")
+        return
+    if nf is None:
+        report.error("export", location, f"export {name!r}: root unreadable")
+        return
+    version = export_root_version(root_name, nf)
+    ldef = _lakehouse_def(storage, nf, {}, report, version)
+    if ldef is None:
+        return
+    _check_tree(NodeStore(storage, ldef.order), nf, location, ldef, version, report)
+    if directory:
+        for loc, referrer in marker.missing:
+            report.error(
+                "missing",
+                prefix + loc,
+                f"export {name!r}: referenced by {prefix}{referrer or '?'} but missing",
+            )
+        for loc, _referrer, message in marker.problems:
+            report.error("corrupt", prefix + loc, f"export {name!r}: {message}")
+        _check_definitions(storage, prefix, marker, keys_of, inventory, report, threads)

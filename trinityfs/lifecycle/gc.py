@@ -1,0 +1,269 @@
+"""Mark and sweep of the files no kept version, export or live transaction uses.
+
+Used by expiration (trinityfs/lifecycle/expire.py, which holds the safety argument) and
+by fsck (which lists the same orphans without deleting them).
+
+Live (marked):
+- every file reachable from the root of each kept version (nodes, namespace/table/view
+  definitions, the lakehouse definition);
+- every file reachable from the root of each export recorded in the latest
+  LakehouseDef (minimal and partial exports: their root copy and everything below it);
+  a full export's directory ``_exports/<name>/`` is a lakehouse of its own and is
+  never looked into;
+- every distributed transaction not expired for longer than the grace period: its
+  TransactionDef, its running root and everything below it (its base version is kept
+  by expiration).
+
+Collectable, when not live and older than the grace period: root node files below the
+kept range, node files, definitions, lakehouse definitions, transaction files, the root
+copies of unrecorded minimal/partial exports, the directories of unrecorded full exports
+(only when every file in it is old: a full export being written is unrecorded until it
+completes), temporary files of interrupted local writes and probe files. Anything else
+(Iceberg data, files of other tools, names we do not recognize) is reported, never
+deleted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from trinityfs.errors import TrinityError
+from trinityfs.format.definitions import decode_definition, validate_lakehouse_def
+from trinityfs.format.keys import KEY_LAKEHOUSE_DEF
+from trinityfs.format.nodefile import NodeFile
+from trinityfs.format.paths import parse_root_node_file, root_node_file
+from trinityfs.format.trinitylake_pb2 import LakehouseDef, TransactionDef
+from trinityfs.lifecycle.inventory import (
+    COLLECTABLE,
+    DEFINITION,
+    EXPORT_FILE,
+    EXPORT_ROOT,
+    LAKEHOUSE_DEF,
+    MARKER,
+    NODE,
+    PROBE,
+    ROOT,
+    TEMPORARY,
+    TRANSACTION,
+    UNKNOWN,
+    Inventory,
+    StoredFile,
+    classify,
+)
+from trinityfs.lifecycle.mark import DEFAULT_THREADS, Marker
+from trinityfs.storage import Storage
+from trinityfs.txn.engine import Engine
+
+
+@dataclass
+class StoredTransaction:
+    """A distributed transaction file found in the inventory."""
+
+    file: StoredFile
+    tdef: TransactionDef | None  # None when unreadable
+    problem: str | None = None
+
+    @property
+    def base_version(self) -> int | None:
+        if self.tdef is None:
+            return None
+        return parse_root_node_file(self.tdef.beginning_root_node_file_path)
+
+    def live(self, cutoff_millis: int) -> bool:
+        """Still usable, or expired for less than the grace period (cutoff = now - grace)."""
+        return self.tdef is None or self.tdef.expire_at_millis > cutoff_millis
+
+
+def scan_transactions(
+    storage: Storage, inventory: Inventory, threads: int = DEFAULT_THREADS
+) -> list[StoredTransaction]:
+    """Read every transaction file of the inventory (in parallel)."""
+    files = inventory.of_kind(TRANSACTION)
+
+    def read(f: StoredFile) -> StoredTransaction:
+        try:
+            data = storage.read(f.location)
+            return StoredTransaction(f, decode_definition(data, TransactionDef, f.location))
+        except TrinityError as exc:
+            return StoredTransaction(f, None, str(exc))
+
+    if not files:
+        return []
+    with ThreadPoolExecutor(max_workers=min(threads, len(files))) as pool:
+        return list(pool.map(read, files))
+
+
+@dataclass
+class LiveSet:
+    """What marking found: the marker's sets plus exports and the versions marked."""
+
+    marker: Marker
+    first_version: int
+    last_version: int
+    export_roots: set[str] = field(default_factory=set)  # recorded minimal/partial roots
+    export_dirs: set[str] = field(default_factory=set)  # recorded full export directories
+    transaction_files: set[str] = field(default_factory=set)
+    missing_export_roots: list[str] = field(default_factory=list)
+
+    def is_live(self, f: StoredFile) -> bool:
+        kind, loc = f.kind, f.location
+        if kind == ROOT:
+            version = parse_root_node_file(loc)
+            return version is not None and version >= self.first_version
+        if kind == NODE:
+            return loc in self.marker.nodes
+        if kind == DEFINITION:
+            return loc in self.marker.definitions
+        if kind == LAKEHOUSE_DEF:
+            return loc in self.marker.lakehouse_defs
+        if kind == TRANSACTION:
+            return loc in self.transaction_files
+        if kind == EXPORT_ROOT:
+            return loc in self.export_roots
+        # temporary and probe files are never live; markers and unknown files always
+        return kind not in (TEMPORARY, PROBE)
+
+
+def mark_live(
+    engine: Engine,
+    first_version: int,
+    transactions: Iterable[StoredTransaction],
+    cutoff_millis: int,
+    *,
+    threads: int = DEFAULT_THREADS,
+    strict: bool = True,
+) -> LiveSet:
+    """Mark from versions first_version..latest, recorded exports and live transactions.
+
+    The latest version is read again after marking, and versions committed meanwhile
+    are marked too (incrementally: their unchanged subtrees are already marked).
+    """
+    storage = engine.storage
+    marker = Marker(storage, threads=threads, strict=strict)
+    last = engine.roots.latest_version()
+    roots = marker.mark_roots([root_node_file(v) for v in range(first_version, last + 1)])
+    live = LiveSet(marker, first_version, last)
+    for txn in transactions:
+        if not txn.live(cutoff_millis):
+            continue
+        live.transaction_files.add(txn.file.location)
+        if txn.tdef is None:
+            continue
+        running = txn.tdef.running_root_node_file_path
+        if running and parse_root_node_file(running) is None:
+            marker.mark_nodes([running], referrer=txn.file.location)
+    _mark_exports(engine, live, roots.get(root_node_file(last)))
+    while True:  # versions committed while marking
+        newest = engine.roots.latest_version()
+        if newest <= live.last_version:
+            break
+        roots = marker.mark_roots(
+            [root_node_file(v) for v in range(live.last_version + 1, newest + 1)]
+        )
+        live.last_version = newest
+        _mark_exports(engine, live, roots.get(root_node_file(newest)))
+    return live
+
+
+def _mark_exports(engine: Engine, live: LiveSet, root: NodeFile | None) -> None:
+    """Mark the exports recorded in the LakehouseDef of `root` (the latest version)."""
+    storage = engine.storage
+    if root is None:
+        return
+    location = root.system.get(KEY_LAKEHOUSE_DEF)
+    if location is None:
+        return
+    ldef = decode_definition(storage.read_immutable(location), LakehouseDef, location)
+    validate_lakehouse_def(ldef)
+    for name in sorted(ldef.exported_snapshots):
+        export_root = ldef.exported_snapshots[name]
+        directory, _, _ = export_root.rpartition("/")
+        if directory:
+            live.export_dirs.add(directory)
+            continue
+        if export_root in live.export_roots:
+            continue
+        live.export_roots.add(export_root)
+        live.marker.mark_nodes([export_root], referrer=f"export {name}")
+        if any(loc == export_root for loc, _ in live.marker.missing):
+            live.missing_export_roots.append(export_root)
+
+
+@dataclass
+class Sweep:
+    """Unreachable files split by what expiration does with them."""
+
+    garbage: list[StoredFile] = field(default_factory=list)  # old enough: delete
+    young: list[StoredFile] = field(default_factory=list)  # within the grace period: spare
+    unknown: list[StoredFile] = field(default_factory=list)  # not ours: never delete
+
+
+def find_unreachable(
+    inventory: Inventory, live: LiveSet, cutoff_millis: int, *, include_roots: bool = False
+) -> Sweep:
+    """Classify every file of the inventory that `live` does not keep.
+
+    Roots below the kept range are left out unless `include_roots` (expiration deletes
+    them in a step of their own, before marking).
+    """
+    sweep = Sweep()
+
+    def old(f: StoredFile) -> bool:
+        return f.mtime is not None and f.mtime * 1000 <= cutoff_millis
+
+    for f in inventory.entries.values():
+        if f.kind == UNKNOWN:
+            sweep.unknown.append(f)
+            continue
+        if f.kind in (EXPORT_FILE, MARKER) or (f.kind == ROOT and not include_roots):
+            continue
+        if live.is_live(f):
+            continue
+        if f.kind == ROOT or old(f):
+            sweep.garbage.append(f)
+        else:
+            sweep.young.append(f)
+    for directory, files in sorted(inventory.export_dirs().items()):
+        if directory in live.export_dirs:
+            continue
+        ours, strangers = [], []
+        for f in files:
+            kind = classify(f.location[len(directory) + 1 :])
+            (ours if kind in COLLECTABLE or kind == MARKER else strangers).append(
+                StoredFile(f.location, EXPORT_FILE, f.size, f.mtime)
+            )
+        sweep.unknown.extend(strangers)
+        # A full export being written has no record yet: spare it while any file is new.
+        if all(old(f) for f in files):
+            sweep.garbage.extend(ours)
+        else:
+            sweep.young.extend(ours)
+    for key in ("garbage", "young", "unknown"):
+        getattr(sweep, key).sort(key=lambda f: f.location)
+    return sweep
+
+
+def delete_all(storage: Storage, locations: list[str], threads: int = DEFAULT_THREADS) -> None:
+    """Delete files in parallel; the first failure is raised once all tasks finished."""
+    if not locations:
+        return
+    if threads <= 1 or len(locations) == 1:
+        for loc in locations:
+            storage.delete(loc)
+        return
+    with ThreadPoolExecutor(max_workers=min(threads, len(locations))) as pool:
+        for _ in pool.map(storage.delete, locations):
+            pass
+
+
+__all__ = [
+    "LiveSet",
+    "StoredTransaction",
+    "Sweep",
+    "delete_all",
+    "find_unreachable",
+    "mark_live",
+    "scan_transactions",
+]
