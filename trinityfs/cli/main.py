@@ -94,6 +94,7 @@ class Context:
 def build_parser() -> ArgumentParser:
     from trinityfs import __version__
     from trinityfs.cli import commands, lifecycle
+    from trinityfs.fuse.mount import add_mount_parser  # does not load libfuse
 
     parser = ArgumentParser(
         prog="trinityfs",
@@ -120,6 +121,7 @@ def build_parser() -> ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.register(sub)
     lifecycle.register(sub)
+    add_mount_parser(sub)  # importing it does not load libfuse
     return parser
 
 

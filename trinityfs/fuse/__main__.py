@@ -1,0 +1,7 @@
+"""`python -m trinityfs.fuse ROOT MOUNTPOINT [options]`: the mount command on its own."""
+
+import sys
+
+from trinityfs.fuse.mount import main
+
+sys.exit(main())
