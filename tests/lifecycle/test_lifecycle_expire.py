@@ -348,6 +348,10 @@ def test_expire_10000_versions_with_exports(tmp_path) -> None:
     exports = {e.name: read_fully(lake, export=e.name) for e in lake.exports()}
     files_before = files_under(path)
 
+    # commits faster than one per millisecond run created_at_millis ahead of the clock
+    # (it stays monotonic): let the clock catch up so both runs see the same past
+    ahead = lake.version_info(latest).created_at_millis - time.time() * 1000
+    time.sleep(max(0.0, ahead / 1000) + 0.05)
     fresh = Lakehouse.open(path, storage_options=NO_FSYNC)  # cold caches: real requests
     dry = fresh.expire(max_age_millis=0, min_versions=3, grace_millis=0, dry_run=True)
     report = fresh.expire(max_age_millis=0, min_versions=3, grace_millis=0)

@@ -103,9 +103,7 @@ class Lakehouse:
         storage.write_immutable(ldef_location, encode_definition(ldef))
         root = Node.empty_leaf()
         root.system = {"lakehouse_def": ldef_location, "created_at_millis": str(now_millis())}
-        created = storage.create_if_absent(
-            root_node_file(0), encode_node(root.to_file(), ldef.order)
-        )
+        created = lakehouse.engine.roots.create(0, encode_node(root.to_file(), ldef.order))
         if not created and not exist_ok:
             raise AlreadyExistsError(f"a lakehouse already exists at {storage.url}")
         lakehouse.engine.roots.write_hint(0)
@@ -349,7 +347,7 @@ class Lakehouse:
             }
             nodes.write_new_nodes(root)
             data = encode_node(root.to_file(), target.lakehouse_def.order)
-            if self.storage.create_if_absent(root_node_file(new_version), data):
+            if self.engine.roots.create(new_version, data):
                 self.engine.roots.write_hint(new_version)
                 return new_version
 
@@ -443,15 +441,30 @@ def _isolation_level(isolation: str | int) -> int:
 def _to_millis(timestamp: datetime | int) -> int:
     if isinstance(timestamp, datetime):
         if timestamp.tzinfo is None:
-            raise ValueError("timestamps must be timezone-aware (e.g. 2026-01-01T00:00:00Z)")
-        return int(timestamp.timestamp() * 1000)
-    return int(timestamp)
+            raise InvalidArgumentError(
+                "timestamps must be timezone-aware (e.g. 2026-01-01T00:00:00Z)"
+            )
+        try:
+            return int(timestamp.timestamp() * 1000)
+        except (OverflowError, OSError, ValueError) as exc:
+            raise InvalidArgumentError(f"timestamp {timestamp} is out of range: {exc}") from None
+    if isinstance(timestamp, int | float) and not isinstance(timestamp, bool):
+        try:
+            return int(timestamp)
+        except (OverflowError, ValueError):
+            pass
+    raise InvalidArgumentError(
+        f"a timestamp is a timezone-aware datetime or epoch milliseconds, not {timestamp!r:.80}"
+    )
 
 
 def _format_millis(millis: int) -> str:
     from datetime import UTC
 
-    return datetime.fromtimestamp(millis / 1000, UTC).isoformat(timespec="milliseconds")
+    try:
+        return datetime.fromtimestamp(millis / 1000, UTC).isoformat(timespec="milliseconds")
+    except (OverflowError, OSError, ValueError):
+        return f"{millis} ms since the epoch"
 
 
 __all__ = ["CatalogSnapshot", "Kind", "Lakehouse"]

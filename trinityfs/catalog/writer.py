@@ -153,14 +153,6 @@ class CatalogTransaction(CatalogReader):
             msg.id = old.id
         self._store(kind, self.keys.object_key(kind, namespace, name), namespace, name, msg)
 
-    def create_or_replace(
-        self, kind: Kind, namespace: str, name: str, definition: Definition
-    ) -> None:
-        if self.object_location(kind, namespace, name) is None:
-            self.create(kind, namespace, name, definition)
-        else:
-            self.replace(kind, namespace, name, definition)
-
     def drop(self, kind: Kind, namespace: str, name: str) -> None:
         if self.object_location(kind, namespace, name) is None:
             self._namespace_location(namespace)

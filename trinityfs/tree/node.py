@@ -14,7 +14,6 @@ from trinityfs.format.nodefile import NodeFile
 
 # A buffered message: (value or None for "delete", version of the commit that wrote it).
 Message = tuple[str | None, int]
-ChildRef = "str | Node"
 
 
 @dataclass(eq=False, slots=True)
@@ -86,8 +85,3 @@ class Node:
             children=children,
             buffer=[(k, v, t) for k, (v, t) in ordered],
         )
-
-
-def child_location(ref: str | Node) -> str | None:
-    """The committed location of a child reference, or None for a new node."""
-    return ref if isinstance(ref, str) else ref.location

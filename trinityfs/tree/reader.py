@@ -102,13 +102,3 @@ def _base(store: NodeStore, node: Node, lo: str, hi: str | None) -> Iterator[tup
                 return
             if keys[i] >= lo:
                 yield keys[i], node.values[i]
-
-
-def count_nodes(store: NodeStore, root: Node) -> int:
-    """Number of nodes in the tree (walks every node)."""
-    total, stack = 0, [root]
-    while stack:
-        node = stack.pop()
-        total += 1
-        stack.extend(store.resolve(c) for c in node.children or ())
-    return total

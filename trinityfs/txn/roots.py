@@ -12,9 +12,12 @@ import threading
 from collections import OrderedDict
 
 from trinityfs.errors import (
+    AmbiguousWriteError,
     LakehouseNotFoundError,
+    StorageError,
     StorageFileNotFoundError,
     TrinityError,
+    UnsupportedStorageError,
     VersionNotFoundError,
 )
 from trinityfs.format.definitions import decode_definition, validate_lakehouse_def
@@ -32,6 +35,7 @@ from trinityfs.tree import Node
 log = logging.getLogger(__name__)
 
 MAX_VERSION = 2**63 - 1
+READBACK_ATTEMPTS = 5
 
 
 class RootStore:
@@ -76,6 +80,43 @@ class RootStore:
 
     def exists(self, version: int) -> bool:
         return self.storage.exists(root_node_file(version))
+
+    def create(self, version: int, data: bytes) -> bool:
+        """Create the root of `version`: True if ours landed, False if another one did.
+
+        A create that failed may have landed anyway (an error after the store acted, a
+        timeout), and after such an attempt "already exists" may be our own write: both
+        are settled by reading the root back. An error stands only when the root is not
+        there; AmbiguousWriteError when even reading back cannot tell.
+        """
+        location = root_node_file(version)
+        uncertain = False  # an earlier attempt may land, or have landed
+        for _ in range(READBACK_ATTEMPTS):
+            failure: StorageError | None = None
+            try:
+                created = self.storage.create_if_absent(location, data)
+            except UnsupportedStorageError:
+                raise
+            except AmbiguousWriteError as exc:
+                log.warning("create of root %d ambiguous (%s): reading back", version, exc)
+                uncertain = True
+            except StorageError as exc:
+                failure = exc
+            else:
+                if created or not uncertain:
+                    return created
+            try:
+                return self.storage.read(location) == data
+            except StorageFileNotFoundError:
+                if failure is not None and not uncertain:
+                    raise failure from failure.__cause__  # it did not land: the error stands
+            except StorageError as exc:
+                log.warning("read-back of root %d failed: %s", version, exc)
+                uncertain = True
+        raise AmbiguousWriteError(
+            f"outcome of creating the root of version {version} is unknown after "
+            f"{READBACK_ATTEMPTS} read-backs; its files are kept"
+        )
 
     def load(self, version: int) -> Node:
         """The root node of `version`; VersionNotFoundError if there is none.

@@ -16,9 +16,7 @@ from trinityfs.errors import (
     AmbiguousWriteError,
     CommitConflictError,
     CommitRetriesExhaustedError,
-    ReadOnlyError,
     StorageError,
-    StorageFileNotFoundError,
     TransactionClosedError,
     TransactionExpiredError,
 )
@@ -36,7 +34,6 @@ log = logging.getLogger(__name__)
 MAX_ATTEMPTS = 64
 BACKOFF_BASE_SECONDS = 0.005
 BACKOFF_CAP_SECONDS = 0.5
-READBACK_ATTEMPTS = 5
 
 
 class Transaction:
@@ -171,7 +168,14 @@ class Transaction:
             root_bytes, root = self._build_root(base, version, ldef_location)
             self.check_alive()
             if self._create_root(version, root_bytes):
-                self._check_not_below_oldest(version)
+                try:
+                    self._check_not_below_oldest(version)
+                except StorageError as exc:  # landed, but maybe below an expired range
+                    self.closed = True
+                    raise AmbiguousWriteError(
+                        f"version {version} was created, but reading the oldest version "
+                        f"marker to confirm it is readable failed: {exc}"
+                    ) from exc
                 self.engine.roots.write_hint(version)
                 root.location = root_node_file(version)
                 self.engine.roots.remember(version, root)
@@ -236,23 +240,7 @@ class Transaction:
 
     def _create_root(self, version: int, data: bytes) -> bool:
         """Create the root of `version`; True if ours landed, False if another did."""
-        location = root_node_file(version)
-        storage = self.engine.storage
-        for _ in range(READBACK_ATTEMPTS):
-            try:
-                return storage.create_if_absent(location, data)
-            except AmbiguousWriteError as exc:
-                log.warning("commit of version %d ambiguous (%s): reading back", version, exc)
-            try:
-                return storage.read(location) == data
-            except StorageFileNotFoundError:
-                continue  # it did not land: try to create it again
-            except StorageError as exc:
-                log.warning("read-back of version %d failed: %s", version, exc)
-        raise AmbiguousWriteError(
-            f"outcome of the commit of version {version} is unknown after "
-            f"{READBACK_ATTEMPTS} read-backs; its files are kept"
-        )
+        return self.engine.roots.create(version, data)
 
     def _rebase(self, base: Snapshot, ldef_location: str) -> tuple[Snapshot, str]:
         """After a lost race: validate against every newer version, then move onto it."""
@@ -267,7 +255,3 @@ class Transaction:
         if new_base.lakehouse_def.order != base.lakehouse_def.order:
             raise CommitConflictError(LAKEHOUSE_DEF_KEY, latest)
         return new_base, ldef_location
-
-
-def read_only_guard(version: int) -> ReadOnlyError:
-    return ReadOnlyError(f"version {version} is read-only: write to the latest version")
