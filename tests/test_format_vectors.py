@@ -12,7 +12,12 @@ from trinityfs.format.keys import KeyCodec, ObjectKey, decode_type_id, encode_ty
 from trinityfs.format.names import validate_name
 from trinityfs.format.paths import optimized_path, parse_root_node_file, root_node_file
 
-VECTORS_PATH = Path(__file__).resolve().parents[2] / "shared" / "vectors" / "format-vectors.json"
+# A byte-identical copy ships with the tests so the suite runs from any clone;
+# test_vendored_vectors_match_shared checks it against ../shared when that is beside the repo.
+VECTORS_PATH = Path(__file__).resolve().parent / "vectors" / "format-vectors.json"
+SHARED_VECTORS_PATH = (
+    Path(__file__).resolve().parents[2] / "shared" / "vectors" / "format-vectors.json"
+)
 HANDLED_SECTIONS = {
     "description",
     "type_id_encoding",
@@ -31,6 +36,13 @@ def _load() -> dict:
 
 
 VECTORS = _load()
+
+
+@pytest.mark.skipif(not SHARED_VECTORS_PATH.is_file(), reason="no ../shared beside this clone")
+def test_vendored_vectors_match_shared() -> None:
+    assert VECTORS_PATH.read_bytes() == SHARED_VECTORS_PATH.read_bytes(), (
+        f"{VECTORS_PATH} differs from {SHARED_VECTORS_PATH}: copy the shared vectors again"
+    )
 
 
 def _cases(section: str) -> list:
