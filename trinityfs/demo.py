@@ -7,17 +7,81 @@ versions and reads an old one. Run: `python -m trinityfs.demo [DIRECTORY]`.
 from __future__ import annotations
 
 import argparse
-import shutil
+import json
+import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 from trinityfs import Lakehouse, TrinityError
 
+MARKER = ".trinityfs-demo.json"
+
+
+class FolderNotOurs(Exception):
+    """The demo's folder holds something the demo did not create."""
+
+
+def _files_below(directory: Path) -> list[str]:
+    """Every file, symlink and directory below `directory`, relative, deepest first."""
+    found = []
+    for top, dirs, files in os.walk(directory, topdown=False):
+        for name in files + dirs:
+            found.append(os.path.relpath(os.path.join(top, name), directory))
+    return found
+
+
+def claim_folder(directory: Path) -> None:
+    """Make `directory` the demo's own: create it, or empty an earlier demo's folder.
+
+    Only what an earlier run recorded in its marker file is deleted, and only when nothing
+    else is there: a folder holding anything the demo did not create is refused."""
+    if not directory.exists():
+        directory.mkdir(parents=True)
+    elif not directory.is_dir() or directory.is_symlink():
+        raise FolderNotOurs(f"{directory} exists and is not a directory")
+    elif any(directory.iterdir()):
+        marker = directory / MARKER
+        try:
+            recorded = set(json.loads(marker.read_text())["files"])
+        except (OSError, ValueError, KeyError, TypeError):
+            raise FolderNotOurs(
+                f"{directory} is not empty and is not an earlier trinityfs-demo folder; "
+                "give a new or empty directory"
+            ) from None
+        present = _files_below(directory)
+        foreign = [p for p in present if p != MARKER and p not in recorded]
+        if foreign:
+            raise FolderNotOurs(
+                f"{directory} holds {foreign[-1]!r}, which the demo did not create; "
+                "nothing deleted (give a new or empty directory)"
+            )
+        for relative in present:  # deepest first
+            path = directory / relative
+            if path.is_dir() and not path.is_symlink():
+                path.rmdir()
+            elif relative != MARKER:
+                path.unlink()
+        marker.unlink()
+    _record(directory)
+
+
+def _record(directory: Path) -> None:
+    """Write the marker listing everything in the folder (all of it the demo's own)."""
+    files = [p for p in _files_below(directory) if p != MARKER]
+    text = json.dumps({"created_by": "trinityfs-demo", "files": sorted(files)}, indent=1)
+    (directory / MARKER).write_text(text + "\n")
+
 
 def run(directory: Path) -> None:
-    if directory.exists():
-        shutil.rmtree(directory)
+    claim_folder(directory)
+    try:
+        _run(directory)
+    finally:
+        _record(directory)
+
+
+def _run(directory: Path) -> None:
     lake = Lakehouse.create(str(directory))
     print(f"created lakehouse at {lake.url} (version {lake.latest_version()})")
     lake.create_namespace("sales", {"owner": "analytics"})
@@ -68,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         run(args.directory)
-    except TrinityError as exc:
+    except (TrinityError, FolderNotOurs, OSError) as exc:
         print(f"trinityfs-demo: {exc}", file=sys.stderr)
         return 1
     return 0

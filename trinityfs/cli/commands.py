@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import posixpath
+import re
 import shlex
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from collections import Counter
 from typing import Any
 
 from trinityfs.catalog import Change, Lakehouse, VersionInfo
+from trinityfs.errors import LakehouseNotFoundError
 from trinityfs.fs import content
 from trinityfs.fs.errors import CommitConflict, is_a_directory, message_of
 from trinityfs.fs.paths import parse_ref, strip_protocol
@@ -22,6 +24,7 @@ from .output import millis_to_text, table
 
 EDIT_TEMPLATE = b'{\n  "definition": {},\n  "kind": "table"\n}\n'
 SUMMARY_ITEMS = 3
+_INTERRUPTED_INIT = re.compile(r"_lakehouse_def_[0-9a-f-]+\.binpb")
 
 
 def _key_value(text: str) -> tuple[str, str]:
@@ -172,6 +175,28 @@ def _change_json(change: Change) -> dict[str, Any]:
     return {"action": change.action, "kind": ref.kind, "namespace": ref.namespace, "name": ref.name}
 
 
+def refuse_foreign_directory(root: str, storage_options: dict[str, Any]) -> None:
+    """`init` never writes into a non-empty local directory that holds no lakehouse."""
+    if "://" in root and not root.startswith("file://"):
+        return  # object stores: an empty prefix is not a thing people protect
+    path = root.removeprefix("file://")
+    if not os.path.exists(path):
+        return
+    if not os.path.isdir(path):
+        raise NotADirectoryError(f"{path} exists and is not a directory")
+    # an interrupted `init` leaves only a LakehouseDef file: finishing it is fine
+    leftovers = [name for name in os.listdir(path) if not _INTERRUPTED_INIT.fullmatch(name)]
+    if not leftovers:
+        return
+    try:
+        Lakehouse.open(root, storage_options=storage_options)
+    except LakehouseNotFoundError:
+        raise FileExistsError(
+            f"{path} is not empty and holds no lakehouse (it has {leftovers[0]!r}); "
+            "give a new or empty directory"
+        ) from None
+
+
 # -- commands ---------------------------------------------------------------------------
 
 
@@ -191,6 +216,7 @@ def cmd_init(ctx: Any, args: argparse.Namespace) -> int:
     }
     if args.property:
         options["properties"] = dict(args.property)
+    refuse_foreign_directory(ctx.root, ctx.storage_options)
     lake = Lakehouse.create(
         ctx.root, storage_options=ctx.storage_options, exist_ok=args.exist_ok, **options
     )
