@@ -93,7 +93,7 @@ class Context:
 
 def build_parser() -> ArgumentParser:
     from trinityfs import __version__
-    from trinityfs.cli import commands, lifecycle
+    from trinityfs.cli import commands, lifecycle, serve
     from trinityfs.fuse.mount import add_mount_parser  # does not load libfuse
 
     parser = ArgumentParser(
@@ -122,6 +122,7 @@ def build_parser() -> ArgumentParser:
     commands.register(sub)
     lifecycle.register(sub)
     add_mount_parser(sub)  # importing it does not load libfuse
+    serve.register(sub)
     return parser
 
 

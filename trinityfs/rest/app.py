@@ -1,0 +1,305 @@
+"""The HTTP layer: Starlette routes of the Iceberg REST catalog spec over the service.
+
+Every endpoint goes through one wrapper that authenticates (bearer tokens), resolves the
+prefix to a catalog version, refuses writes to a read-only prefix or with a read-only
+token (403), reads the body within the size limit (413), runs the operation in a worker
+thread (the catalog API blocks on storage), and maps every error to the spec's JSON
+error model. Path parameters are matched on the raw, still percent-encoded path, so an
+identifier holding `/` (`%2F`) stays one identifier instead of changing the route.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from trinityfs.rest import requests as rq
+from trinityfs.rest.errors import RestError, bad_request, forbidden, to_rest_error, unauthorized
+from trinityfs.rest.options import DEFAULT_MAX_BODY_BYTES
+from trinityfs.rest.security import READ_WRITE, Tokens
+from trinityfs.rest.selector import Pin
+from trinityfs.rest.service import RestCatalogService
+from trinityfs.rest.tables import TableService
+
+log = logging.getLogger("trinityfs.rest")
+
+JSON = "application/json"
+
+
+@dataclass
+class Call:
+    """What a handler gets: the request, its pin, its decoded body and path parameters."""
+
+    request: Request
+    pin: Pin
+    body: dict[str, Any]
+
+    def param(self, name: str) -> str:
+        return self.request.path_params[name]
+
+    @property
+    def namespace(self) -> str:
+        return rq.namespace_param(self.param("namespace"), for_write=self.request.method != "GET")
+
+    def name(self, key: str) -> str:
+        return rq.path_text(self.param(key), key)
+
+    def query(self, key: str) -> str | None:
+        return self.request.query_params.get(key)
+
+
+Handler = Callable[[Call], Any]
+
+
+class RawPathMiddleware:
+    """Route on the raw path: `%2F` inside a segment stays inside it. The time-travel
+    prefix `v/<selector>` is folded into one segment (`v%2F<selector>`)."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("raw_path"):
+            try:
+                path = scope["raw_path"].decode("ascii")
+            except UnicodeDecodeError:
+                error = bad_request("the request path must be ASCII (percent-encode the rest)")
+                await _send_error(error, scope, send)
+                return
+            if path.startswith("/v1/v/"):
+                path = "/v1/v%2F" + path[len("/v1/v/") :]
+            scope = dict(scope, path=path)
+        await self.app(scope, receive, send)
+
+
+async def _send_error(error: RestError, scope: Scope, send: Send) -> None:
+    response = error_response(error, scope.get("method", "GET"))
+    await response(scope, None, send)  # type: ignore[arg-type]
+
+
+def error_response(error: RestError, method: str) -> Response:
+    body = b"" if method == "HEAD" else error.body()
+    return Response(body, status_code=error.status, media_type=JSON)
+
+
+class RestApp:
+    """Builds the Starlette application for one service."""
+
+    def __init__(
+        self,
+        service: RestCatalogService,
+        tokens: Tokens | None = None,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    ):
+        self.service = service
+        self.tables = TableService(service)
+        self.tokens = tokens or Tokens()
+        self.max_body_bytes = max_body_bytes
+
+    # -- the wrapper ----------------------------------------------------------------
+
+    def _authorize(self, request: Request, write: bool) -> None:
+        if not self.tokens.enabled:
+            return
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise unauthorized("this server needs 'Authorization: Bearer <token>'")
+        role = self.tokens.role_of(token.strip())
+        if role is None:
+            raise unauthorized("the bearer token is not valid for this server")
+        if write and role != READ_WRITE:
+            raise forbidden("this token is read-only; changes need a read-write token")
+
+    async def _body(self, request: Request) -> bytes:
+        declared = request.headers.get("content-length")
+        if declared is not None:
+            if not declared.isdigit():
+                raise bad_request("Content-Length is not a number")
+            if int(declared) > self.max_body_bytes:
+                raise self._too_large()
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                raise self._too_large()
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _too_large(self) -> RestError:
+        return RestError(
+            413,
+            "BadRequestException",
+            f"the request body is larger than this server's limit of {self.max_body_bytes} "
+            "bytes (--max-body-bytes)",
+        )
+
+    def endpoint(
+        self,
+        handler: Handler,
+        *,
+        write: bool = False,
+        body: bool = False,
+        status: int = 200,
+        prefixed: bool = True,
+    ) -> Callable[[Request], Awaitable[Response]]:
+        async def run(request: Request) -> Response:
+            try:
+                self._authorize(request, write)
+                data = rq.json_object(await self._body(request)) if body else {}
+                pin = Pin(None, "latest")
+                if prefixed:
+                    selector = rq.path_text(request.path_params["prefix"], "prefix")
+                    pin = await run_in_threadpool(self.service.pin, selector)
+                    if write:
+                        self.service.require_writable(pin)
+                result = await run_in_threadpool(handler, Call(request, pin, data))
+            except Exception as exc:
+                return error_response(to_rest_error(exc), request.method)
+            if isinstance(result, Response):
+                return result
+            if result is None:
+                return Response(status_code=204)
+            if isinstance(result, bytes):
+                return Response(result, status_code=status, media_type=JSON)
+            return Response(_dumps(result), status_code=status, media_type=JSON)
+
+        return run
+
+    # -- routes ---------------------------------------------------------------------
+
+    def routes(self) -> list[Route]:
+        s, t = self.service, self.tables
+        p = "/v1/{prefix}"
+        ns = p + "/namespaces/{namespace}"
+        tbl = ns + "/tables/{table}"
+        e = self.endpoint
+
+        def exists(found: bool) -> Response:
+            if found:
+                return Response(status_code=204)
+            raise RestError(404, "NotFoundException", "does not exist")
+
+        def config(c: Call) -> Any:
+            return s.config(c.query("warehouse"), ENDPOINTS)
+
+        def list_namespaces(c: Call) -> Any:
+            return s.list_namespaces(
+                c.pin, c.query("parent"), c.query("pageToken"), c.query("pageSize")
+            )
+
+        def list_tables(c: Call) -> Any:
+            return s.list_objects(
+                c.pin, "table", c.namespace, c.query("pageToken"), c.query("pageSize")
+            )
+
+        def load_table(c: Call) -> Response:
+            mode = c.query("snapshots") or "all"
+            loaded = s.load_table(c.pin, c.namespace, c.name("table"), mode)
+            headers = {"ETag": loaded.etag}
+            if c.request.headers.get("if-none-match") == loaded.etag:
+                return Response(status_code=304, headers=headers)
+            return Response(loaded.body, media_type=JSON, headers=headers)
+
+        def drop_table(c: Call) -> None:
+            purge = rq.query_bool(c.query("purgeRequested"), "purgeRequested")
+            t.drop(c.namespace, c.name("table"), purge)
+
+        read, change = {}, {"write": True, "body": True}
+        routes: list[tuple[str, str, Handler, dict[str, bool]]] = [
+            ("GET", p + "/namespaces", list_namespaces, read),
+            ("POST", p + "/namespaces", lambda c: s.create_namespace(c.body), change),
+            ("HEAD", ns, lambda c: exists(s.namespace_exists(c.pin, c.namespace)), read),
+            ("GET", ns, lambda c: s.load_namespace(c.pin, c.namespace), read),
+            ("DELETE", ns, lambda c: s.drop_namespace(c.namespace), {"write": True}),
+            ("POST", ns + "/properties", lambda c: s.update_namespace(c.namespace, c.body), change),
+            ("GET", ns + "/tables", list_tables, read),
+            ("POST", ns + "/tables", lambda c: t.create(c.namespace, c.body), change),
+            ("POST", ns + "/register", lambda c: t.register(c.namespace, c.body), change),
+            (
+                "HEAD",
+                tbl,
+                lambda c: exists(s.table_exists(c.pin, c.namespace, c.name("table"))),
+                read,
+            ),
+            ("GET", tbl, load_table, read),
+            ("POST", tbl, lambda c: t.commit(c.namespace, c.name("table"), c.body), change),
+            ("DELETE", tbl, drop_table, {"write": True}),
+            ("POST", tbl + "/metrics", lambda c: None, {"body": True}),
+            ("POST", p + "/tables/rename", lambda c: t.rename(c.body), change),
+            ("POST", p + "/transactions/commit", lambda c: t.commit_transaction(c.body), change),
+        ]
+        out = [Route("/v1/config", e(config, prefixed=False), methods=["GET"])]
+        out += [Route(path, e(fn, **opts), methods=[verb]) for verb, path, fn, opts in routes]
+        return out
+
+    def build(self) -> ASGIApp:
+        async def http_error(request: Request, exc: Exception) -> Response:
+            code = getattr(exc, "status_code", 500)
+            kind = {404: "NotFoundException", 405: "MethodNotAllowedException"}
+            message = {
+                404: f"no such endpoint: {request.method} {request.url.path}",
+                405: f"method {request.method} is not allowed on {request.url.path}",
+            }
+            error = RestError(
+                code, kind.get(code, "BadRequestException"), message.get(code, str(exc))
+            )
+            return error_response(error, request.method)
+
+        async def server_error(request: Request, exc: Exception) -> Response:
+            return error_response(to_rest_error(exc), request.method)
+
+        app = Starlette(
+            routes=self.routes(),
+            exception_handlers={HTTPException: http_error, Exception: server_error},
+        )
+        return RawPathMiddleware(app)
+
+
+def _dumps(value: Any) -> bytes:
+    import json
+
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+# Endpoints advertised by GET /v1/config (the spec's "<verb> <path>" strings).
+ENDPOINTS = [
+    "GET /v1/{prefix}/namespaces",
+    "POST /v1/{prefix}/namespaces",
+    "GET /v1/{prefix}/namespaces/{namespace}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}",
+    "POST /v1/{prefix}/namespaces/{namespace}/properties",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "POST /v1/{prefix}/namespaces/{namespace}/register",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
+    "POST /v1/{prefix}/tables/rename",
+    "POST /v1/{prefix}/transactions/commit",
+]
+
+
+def create_app(
+    service: RestCatalogService,
+    tokens: Tokens | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+) -> ASGIApp:
+    """The ASGI application serving `service`."""
+    return RestApp(service, tokens, max_body_bytes).build()
+
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "ENDPOINTS", "RestApp", "create_app"]

@@ -1,0 +1,199 @@
+"""Parsing what a REST request carries: path identifiers, JSON bodies, page tokens.
+
+Everything a client sends is checked here, so handlers see typed, validated values and
+every malformed request ends as a 400 naming the problem.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any
+from urllib.parse import unquote
+
+from trinityfs.rest.errors import bad_request, not_found
+
+# the spec's default namespace separator (%1F); TrinityLake namespaces have one level
+NAMESPACE_SEPARATOR = "\x1f"
+DEFAULT_PAGE_SIZE = 1000
+MAX_PAGE_SIZE = 10_000
+MAX_JSON_DEPTH = 64
+
+
+def path_text(raw: str, what: str) -> str:
+    """A percent-decoded path segment (strict UTF-8)."""
+    try:
+        text = unquote(raw, encoding="utf-8", errors="strict")
+    except UnicodeDecodeError:
+        raise bad_request(f"{what} {raw!r} is not valid percent-encoded UTF-8") from None
+    if not text:
+        raise bad_request(f"{what} is empty")
+    return text
+
+
+def namespace_param(raw: str, *, for_write: bool = False) -> str:
+    """The namespace of a path parameter (`a` or, multi-level, `a%1Fb`)."""
+    text = path_text(raw, "namespace")
+    parts = text.split(NAMESPACE_SEPARATOR)
+    if len(parts) != 1:
+        return _one_level(parts, for_write)
+    return text
+
+
+def _one_level(parts: list[str], for_write: bool) -> str:
+    shown = ".".join(parts)
+    message = (
+        f"namespace {shown!r} has {len(parts)} levels; a TrinityLake lakehouse has one "
+        "level of namespaces (identifiers are namespace.table)"
+    )
+    if for_write:
+        raise bad_request(message)
+    raise not_found("NoSuchNamespaceException", f"Namespace does not exist: {shown} ({message})")
+
+
+def namespace_json(value: Any, *, what: str = "namespace", for_write: bool = True) -> str:
+    """The namespace of a JSON body: a list of one non-empty string."""
+    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+        raise bad_request(f"{what} must be a list of strings, not {_kind(value)}")
+    if not value or any(p == "" for p in value):
+        raise bad_request(f"{what} {value!r} is empty or has an empty level")
+    if len(value) != 1:
+        return _one_level(value, for_write)
+    return value[0]
+
+
+def identifier_json(value: Any, what: str, *, for_write: bool = True) -> tuple[str, str]:
+    """A TableIdentifier ({"namespace": [...], "name": "..."}) as (namespace, name)."""
+    if not isinstance(value, dict):
+        raise bad_request(f"{what} must be an object with 'namespace' and 'name'")
+    ns = namespace_json(value.get("namespace"), what=f"{what}.namespace", for_write=for_write)
+    name = value.get("name")
+    if not isinstance(name, str) or not name:
+        raise bad_request(f"{what}.name must be a non-empty string")
+    return ns, name
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of parsed JSON, iteratively (no recursion on hostile input)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > MAX_JSON_DEPTH:
+            return deepest
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return deepest
+
+
+def json_object(body: bytes) -> dict[str, Any]:
+    """The request body as a JSON object (400 for anything else)."""
+    if not body.strip():
+        raise bad_request("the request needs a JSON object body")
+    try:
+        value = json.loads(body)
+    except UnicodeDecodeError:
+        raise bad_request("the request body is not UTF-8") from None
+    except ValueError as exc:
+        raise bad_request(f"the request body is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise bad_request(f"the request body nests deeper than {MAX_JSON_DEPTH} levels") from None
+    if not isinstance(value, dict):
+        raise bad_request(f"the request body must be a JSON object, not {_kind(value)}")
+    if _depth(value) > MAX_JSON_DEPTH:
+        raise bad_request(f"the request body nests deeper than {MAX_JSON_DEPTH} levels")
+    return value
+
+
+def string_map(value: Any, what: str) -> dict[str, str]:
+    """A JSON object of string values (None is an empty map)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise bad_request(f"{what} must be an object whose values are strings")
+    return dict(value)
+
+
+def string_list(value: Any, what: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise bad_request(f"{what} must be a list of strings")
+    return list(value)
+
+
+def optional_bool(value: Any, what: str, default: bool = False) -> bool:
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise bad_request(f"{what} must be true or false, not {value!r}")
+    return value
+
+
+def query_bool(value: str | None, what: str) -> bool:
+    if value is None or value == "":
+        return False
+    lowered = value.strip().lower()
+    if lowered in ("true", "1"):
+        return True
+    if lowered in ("false", "0"):
+        return False
+    raise bad_request(f"query parameter {what} must be true or false, not {value!r}")
+
+
+def page(token: str | None, size: str | None) -> tuple[bool, str | None, int]:
+    """(paginate?, start after, page size) from the pageToken and pageSize parameters.
+
+    As the spec says: without a pageToken the whole listing comes in one response; an
+    empty pageToken starts a paginated listing.
+    """
+    limit = DEFAULT_PAGE_SIZE
+    if size not in (None, ""):
+        if not size.isascii() or not size.isdigit() or int(size) < 1:
+            raise bad_request(f"pageSize must be a positive integer, not {size!r}")
+        limit = min(int(size), MAX_PAGE_SIZE)
+    if token is None:
+        return False, None, limit
+    if token == "":
+        return True, None, limit
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        decoded = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
+        after = decoded["after"]
+        if not isinstance(after, str):
+            raise TypeError
+    except (ValueError, TypeError, KeyError, binascii.Error, UnicodeError):
+        raise bad_request(f"pageToken {token[:80]!r} is not a token this server issued") from None
+    return True, after, limit
+
+
+def next_token(last: str) -> str:
+    raw = json.dumps({"after": last}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+__all__ = [
+    "DEFAULT_PAGE_SIZE",
+    "MAX_PAGE_SIZE",
+    "NAMESPACE_SEPARATOR",
+    "identifier_json",
+    "json_object",
+    "namespace_json",
+    "namespace_param",
+    "next_token",
+    "optional_bool",
+    "page",
+    "path_text",
+    "query_bool",
+    "string_list",
+    "string_map",
+]
