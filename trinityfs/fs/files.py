@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import sys
 from typing import Any
 
 
@@ -33,11 +34,19 @@ class TrinityReadFile(io.BytesIO):
         return f"<TrinityReadFile {self.path!r}>"
 
 
+def _exception_in_flight() -> BaseException | None:
+    """The exception this thread is handling right now (None outside any handler)."""
+    return sys.exc_info()[1]
+
+
 class TrinityWriteFile(io.BytesIO):
     """Bytes written to a table or view ("wb", "xb"), committed when the file is closed.
 
-    Leaving a `with` block by an exception discards the bytes. Inside `fs.transaction`
-    (autocommit False) closing adds the change to the transaction instead of committing.
+    Only a clean close commits. A close that happens while an exception raised after the
+    file was opened is propagating writes nothing: leaving `with fs.open(...)` (or
+    `with fsspec.open(...)`, whose OpenFile closes its files without being told about the
+    exception) by an exception, or `close()` in a `finally` of a failing block. Inside
+    `fs.transaction` (autocommit False) closing adds the change to the transaction.
     """
 
     def __init__(self, fs: Any, path: str, mode: str, autocommit: bool = True):
@@ -48,6 +57,9 @@ class TrinityWriteFile(io.BytesIO):
         self.autocommit = autocommit
         self.discarded = False
         self.version: int | None = None  # the version committed on close, if any
+        # an exception already being handled when the file was opened is not a failure
+        # of the writing code (e.g. a file written inside an `except` block)
+        self._handling_at_open = _exception_in_flight()
 
     def readable(self) -> bool:
         return False
@@ -57,6 +69,10 @@ class TrinityWriteFile(io.BytesIO):
 
     def close(self) -> None:
         if self.closed:
+            return
+        failing = _exception_in_flight()
+        if failing is not None and failing is not self._handling_at_open:
+            self.discard()  # closed because the block that wrote raised: write nothing
             return
         data = self.getvalue()
         super().close()

@@ -136,17 +136,37 @@ class TrinityFileSystem(AbstractFileSystem):
         create: bool = False,
         **kwargs: Any,
     ):
+        # before fsspec's __init__, which sets _intrans/_transaction (per thread: below)
+        self._local = threading.local()
         super().__init__(**kwargs)
         self.root = resolve_root(root)
         self.lake_storage_options = dict(storage_options or {})
         self.create = bool(create)
         self._lake: Lakehouse | None = None
         self._lock = threading.RLock()
-        self._local = threading.local()
         self._snapshots: OrderedDict[int, Any] = OrderedDict()
         self._listings: OrderedDict[str, tuple[int | None, list[dict[str, Any]]]] = OrderedDict()
         self._listing_entries = 0
         self._catalogs: OrderedDict[tuple[str, int], list[tuple[ObjectRef, str]]] = OrderedDict()
+
+    # fsspec keeps the open transaction in two instance attributes; one filesystem object
+    # is shared by every thread (fsspec caches instances), so a transaction belongs to the
+    # thread that opened it: another thread's writes never join (or die with) it.
+    @property
+    def _intrans(self) -> bool:  # type: ignore[override]
+        return getattr(self._local, "intrans", False)
+
+    @_intrans.setter
+    def _intrans(self, value: bool) -> None:
+        self._local.intrans = value
+
+    @property
+    def _transaction(self) -> Any:  # type: ignore[override]
+        return getattr(self._local, "transaction", None)
+
+    @_transaction.setter
+    def _transaction(self, value: Any) -> None:
+        self._local.transaction = value
 
     def __reduce__(self):
         kwargs = dict(self.storage_options)
