@@ -22,6 +22,12 @@ mount(8)-only options (defaults, auto, noauto, user, users, nofail, _netdev, x-*
 are ignored, and every other option goes to libfuse (allow_other, default_permissions,
 uid=, gid=, attr_timeout=, entry_timeout=, nodev, nosuid, noexec, noatime, ...).
 
+Permissions: the catalog has none of its own. Entries belong to the mounting user
+(or uid=/gid=) with modes 0644/0755 (0444/0555 read-only); chmod to another mode and
+chown are refused (EPERM). `allow_other` is refused unless `default_permissions` is
+given too, so the kernel enforces those modes for other users. A non-empty mount point
+is refused unless `-o nonempty` is given (with libfuse 2 and 3 alike).
+
 The mount unmounts cleanly on SIGINT, SIGTERM and SIGHUP (libfuse's handlers end the
 loop and unmount) and when `fusermount -u MOUNTPOINT` / `umount MOUNTPOINT` is run.
 """
@@ -222,6 +228,13 @@ def config_from_args(args: argparse.Namespace) -> MountConfig:
         raise MountError("give --version or --at, not both")
     if cfg.at is not None and parse_time(cfg.at) is None:
         raise MountError(f"--at {cfg.at}: not an ISO-8601 date or time")
+    if "allow_other" in cfg.fuse_options and "default_permissions" not in cfg.fuse_options:
+        # without default_permissions nothing checks the modes the mount shows: every
+        # local user could create, overwrite and drop tables
+        raise MountError(
+            "allow_other needs default_permissions (-o allow_other,default_permissions): "
+            "the kernel then enforces the modes shown (owner read-write, others read-only)"
+        )
     return cfg
 
 
@@ -309,6 +322,11 @@ def mount_foreground(cfg: MountConfig) -> int:
         raise MountError(f"{cfg.mountpoint}: the mount point is not a directory")
     if os.path.ismount(cfg.mountpoint):
         raise MountError(f"{cfg.mountpoint}: something is mounted there already")
+    if "nonempty" not in cfg.fuse_options and _has_entries(cfg.mountpoint):
+        raise MountError(
+            f"{cfg.mountpoint}: the mount point is not empty (its files would be hidden "
+            "while mounted); use an empty directory, or -o nonempty to mount over them"
+        )
     try:
         import mfusepy
     except (ImportError, OSError) as exc:
@@ -331,6 +349,8 @@ def mount_foreground(cfg: MountConfig) -> int:
         scratch_patterns=cfg.scratch_patterns,
         on_init=_signal_ready,
         prefetch_threads=cfg.prefetch,
+        uid=_int_option(cfg.fuse_options.get("uid")),
+        gid=_int_option(cfg.fuse_options.get("gid")),
     )
     what = f"version {version}" if version is not None else "the latest version"
     log.info(
@@ -354,6 +374,8 @@ def mount_foreground(cfg: MountConfig) -> int:
     if read_only:
         options["ro"] = True
     options.update(cfg.fuse_options)
+    if mfusepy.fuse_version_major >= 3:
+        options.pop("nonempty", None)  # libfuse 3 mounts over files always (checked above)
     try:
         mfusepy.FUSE(
             ops,
@@ -366,6 +388,18 @@ def mount_foreground(cfg: MountConfig) -> int:
         raise MountError(f"FUSE failed to mount {cfg.mountpoint} (libfuse status {exc})") from None
     log.info("unmounted %s", cfg.mountpoint)
     return 0
+
+
+def _int_option(value: Any) -> int | None:
+    return int(value) if isinstance(value, str) and value.isdigit() else None
+
+
+def _has_entries(directory: str) -> bool:
+    try:
+        with os.scandir(directory) as entries:
+            return next(entries, None) is not None
+    except OSError:
+        return False
 
 
 def mount_daemon(cfg: MountConfig) -> int:

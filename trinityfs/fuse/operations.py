@@ -127,6 +127,8 @@ class _WriteHandle:
     orphaned: bool = False  # unlinked or replaced while open: commits nothing
     append: bool = False
     version: int | None = None  # the last version this handle committed
+    streaming: bool = True  # every write so far went to the end: checked as it comes
+    rejected: str | None = None  # why a write was refused: the handle commits nothing
 
     @property
     def key(self) -> tuple[str, str]:
@@ -810,13 +812,30 @@ class TrinityOperations:
         end = offset + len(data)
         if end > MAX_FILE_BYTES:
             raise _os_error(errno.EFBIG, f"a definition file is limited to {MAX_FILE_BYTES} bytes")
+        if isinstance(handle, _WriteHandle):
+            if handle.rejected:
+                raise _os_error(errno.EINVAL, handle.rejected, path)
+            handle.streaming = handle.streaming and offset == len(buf)
         if offset > len(buf):
             buf.extend(b"\0" * (offset - len(buf)))
         buf[offset:end] = data
         if isinstance(handle, _ScratchHandle):
             handle.file.touch()
-        else:
-            handle.changed = True
+            return len(data)
+        handle.changed = True
+        if handle.streaming and not fscontent.could_become_valid(buf):
+            # written front to back (echo >, >>, cp, cat): the bytes so far can no longer
+            # become a definition. Refuse the write itself, where the error reaches the
+            # program (a shell's `echo x > f` never sees the error of its implicit close),
+            # and never commit anything from this handle.
+            handle.rejected = (
+                f"not a definition: {path} must hold one JSON object "
+                '{"kind": "table" or "view", "definition": {...}}; nothing was written'
+            )
+            handle.changed = False
+            handle.failed = True
+            log.warning("write %s: %s", path, handle.rejected)
+            raise _os_error(errno.EINVAL, handle.rejected, path)
         return len(data)
 
     @_fuse_op()
@@ -860,7 +879,13 @@ class TrinityOperations:
                 handle.file.touch()
             elif len(handle.data) != length:  # (O_TRUNC then ftruncate(0): nothing new)
                 self._resize(handle.data, length)
-                handle.changed = True
+                if length == 0 and not handle.changed:
+                    # `> file` through libfuse 2 (open, then truncate): like O_TRUNC, the
+                    # emptying is committed at release unless something is written; a
+                    # flush in between (the shell closing a dup) must not commit it
+                    handle.truncated = True
+                else:
+                    handle.changed = True
         return 0
 
     @staticmethod
@@ -873,6 +898,8 @@ class TrinityOperations:
     @_fuse_op()
     def flush(self, path: str, fh: int) -> int:
         handle = self._handle(fh)
+        if isinstance(handle, _WriteHandle) and handle.rejected:
+            raise _os_error(errno.EINVAL, handle.rejected, path)
         if isinstance(handle, _WriteHandle) and handle.changed:
             self._commit_handle(handle, path)
         return 0
@@ -892,7 +919,7 @@ class TrinityOperations:
         due = handle.changed or (
             (handle.new or handle.truncated) and not handle.committed and not handle.failed
         )
-        if due and not handle.orphaned:
+        if due and not handle.orphaned and not handle.rejected:
             try:  # close() has returned already: an error here can only be logged
                 self._commit_handle(handle, path or f"/{handle.namespace}/{handle.name}")
             except Exception as exc:
@@ -1162,16 +1189,34 @@ class TrinityOperations:
 
     @_fuse_op()
     def chmod(self, path: str, mode: int) -> int:
+        """Only temporary files have a mode of their own. A table, view or namespace
+        shows the mode of what the mount allows (0644/0755 read-write, 0444/0555
+        read-only): asking for that mode is a no-op, any other one is refused (EPERM),
+        never silently ignored (the catalog has no per-object permissions)."""
         view = self._settable(path)
         with self._lock:
             scratch = self._overlay.scratch.get(view.key)
         if scratch is not None:
             scratch.mode = mode & 0o777
-        return 0  # permissions of the catalog are fixed; accepted so cp -p, sed -i work
+            return 0
+        current = stat.S_IMODE(self._attrs(view)["st_mode"])
+        if stat.S_IMODE(mode) != current:
+            raise _os_error(
+                errno.EPERM,
+                f"the catalog has no per-object permissions: modes are fixed at {current:o}",
+                path,
+            )
+        return 0
 
     @_fuse_op()
     def chown(self, path: str, uid: int, gid: int) -> int:
+        """Owners are the mount's (uid=/gid= options): changing them is refused (EPERM)."""
         self._settable(path)
+        unchanged = (-1, 0xFFFFFFFF)
+        if (uid not in unchanged and uid != self.uid) or (gid not in unchanged and gid != self.gid):
+            raise _os_error(
+                errno.EPERM, "the catalog has no owners: every entry belongs to the mount", path
+            )
         return 0
 
     @_fuse_op()
