@@ -15,6 +15,13 @@ from trinityfs.fs.transaction import TrinityTransaction
 if fsspec.registry.get("trinity") is not TrinityFileSystem:
     fsspec.register_implementation("trinity", TrinityFileSystem, clobber=True)
 
+try:  # universal_pathlib is optional: register the trinity protocol when it is there
+    from trinityfs.fs.universal_path import register as _register_upath
+except ImportError:
+    pass
+else:
+    _register_upath()
+
 __all__ = [
     "CommitConflict",
     "InvalidRequest",

@@ -564,11 +564,28 @@ class TrinityFileSystem(AbstractFileSystem):
             with translate(p.path, lookup=True):
                 msg = t.reader.describe_namespace(p.namespace)
             return self._dir_entry(
-                p.path, "namespace", t.version, properties=dict(msg.properties), id=msg.id
+                p.path,
+                "namespace",
+                t.version,
+                properties=dict(msg.properties),
+                id=msg.id,
+                **self._times(t),
             )
         if p.is_object:
-            return self._object_info(t)[0]
+            info = self._object_info(t)[0]
+            info.update(self._times(t))
+            return info
         raise not_found(p.path, TWO_LEVELS)
+
+    def _times(self, t: _Target) -> dict[str, datetime]:
+        """`mtime` (when what the path holds took effect) and `created` of an existing
+        namespace or object (the time of the version read, for an export)."""
+        if t.export is not None:
+            return {}
+        return {
+            "mtime": self._changed_at_target(t, same=True),
+            "created": self._changed_at_target(t, same=False),
+        }
 
     def _light(self, path: str) -> str | None:
         """'directory', 'file' or None, by key lookups only (no definition read)."""
@@ -691,6 +708,12 @@ class TrinityFileSystem(AbstractFileSystem):
         if p.depth > 2:
             raise not_found(p.path, TWO_LEVELS)
         self.info(p.path)  # FileNotFoundError if missing
+        return self._changed_at_target(t, same)
+
+    def _changed_at_target(self, t: _Target, same: bool) -> datetime:
+        """Binary search for the first version of the run that holds what `t` holds now
+        (`same`), or that holds it as the same kind (its latest creation)."""
+        p = t.p
         base = t.version
         if p.writable and self._current_txn() is not None:
             base = self._current_txn().version
