@@ -51,6 +51,20 @@ class InvalidArgumentError(TrinityError, ValueError):
     """A definition, option or argument is not acceptable; the message says why."""
 
 
+class LocationNotAllowedError(InvalidArgumentError):
+    """A table, metadata or data location lies outside the lakehouse's allowed locations
+    (its warehouse, plus any configured allow-list); nothing was read, written or deleted
+    there. The message names the location, never the content of a file."""
+
+    def __init__(self, location: str, message: str):
+        super().__init__(message)
+        self.location = location
+
+
+class ReclaimRefusedError(TrinityError):
+    """Reclaiming table files was refused: what kept versions reference is not known."""
+
+
 class NamespaceNotEmptyError(TrinityError):
     """A namespace dropped with restrict still holds tables or views."""
 

@@ -44,7 +44,7 @@ from pyiceberg.exceptions import (
     NoSuchViewError,
     TableAlreadyExistsError,
 )
-from pyiceberg.io import WAREHOUSE, load_file_io
+from pyiceberg.io import WAREHOUSE, FileIO
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionSpec
 from pyiceberg.serializers import FromInputFile
 from pyiceberg.table import CommitTableResponse, Table
@@ -60,13 +60,15 @@ from trinityfs.errors import (
     InvalidArgumentError,
     InvalidNameError,
     LakehouseNotFoundError,
+    LocationNotAllowedError,
     NamespaceNotFoundError,
     ObjectNotFoundError,
     ReadOnlyError,
+    StorageFileNotFoundError,
 )
 from trinityfs.errors import NamespaceNotEmptyError as TrinityNamespaceNotEmptyError
 from trinityfs.format.trinitylake_pb2 import TableDef
-from trinityfs.iceberg.io import resolve_io_properties
+from trinityfs.iceberg.io import confined_file_io, location_policy, resolve_io_properties
 from trinityfs.iceberg.schema import to_tabledef_schema
 
 if TYPE_CHECKING:
@@ -75,12 +77,15 @@ if TYPE_CHECKING:
     from pyiceberg.table import TableRequirement, TableUpdate
     from pyiceberg.view import View
 
+    from trinityfs.iceberg.reclaim import ReclaimReport
+
 log = logging.getLogger(__name__)
 
 ICEBERG = "ICEBERG"
 METADATA_LOCATION = "metadata_location"
 PREVIOUS_METADATA_LOCATION = "previous_metadata_location"
 MANAGED = "MANAGED"
+LOCATION = "location"  # the namespace property PyIceberg puts new tables under
 EXTERNAL = "EXTERNAL"
 
 ROOT = "root"
@@ -126,6 +131,8 @@ class TrinityCatalog(MetastoreCatalog):
       warehouse        where new tables go (default `<root>/warehouse`)
       version          pin the catalog to this catalog version (read-only)
       timestamp        pin it to the version current at this time (read-only)
+      allowed-locations  comma-separated URL prefixes where table files may live besides
+                       the warehouse (every other location is refused before any access)
       create           "true": create the lakehouse at `root` when there is none
       storage-options  JSON object of fsspec options for `root` (else derived from s3.*)
       s3.*             PyIceberg's S3 FileIO settings (else derived from storage-options)
@@ -152,6 +159,7 @@ class TrinityCatalog(MetastoreCatalog):
             _, extra = resolve_io_properties(str(root), self.properties[WAREHOUSE], self.properties)
         for key, value in extra.items():
             self.properties.setdefault(key, value)
+        self._policy = location_policy(self.properties)
         self._pinned: int | None = None
         version, timestamp = self.properties.get(VERSION), self.properties.get(TIMESTAMP)
         if version not in (None, "") and timestamp not in (None, ""):
@@ -220,6 +228,17 @@ class TrinityCatalog(MetastoreCatalog):
                 return version
             version -= 1
         return oldest
+
+    def staged_in(self, txn: CatalogTransaction) -> TrinityCatalog:
+        """A copy of this catalog whose reads see `txn` and whose changes are staged in it
+        (committed when `txn` commits; e.g. a distributed transaction Spark jobs join)."""
+        self._check_writable()
+        staged = type(self).__new__(type(self))
+        staged.__dict__.update(self.__dict__)
+        staged.properties = dict(self.properties)
+        staged._written = []
+        staged._staging = txn
+        return staged
 
     def multi_table_transaction(self) -> MultiTableTransaction:
         """Stage changes to several tables and commit them as ONE catalog version.
@@ -313,8 +332,7 @@ class TrinityCatalog(MetastoreCatalog):
                 f"{ns}.{name} is not an Iceberg table (table_format "
                 f"{tdef.table_format or '(none)'!r}, no {METADATA_LOCATION})"
             )
-        io = load_file_io(properties=self.properties, location=location)
-        metadata = FromInputFile.table_metadata(io.new_input(location))
+        metadata = self._read_metadata(f"{ns}.{name}", location)
         return Table(
             identifier=(ns, name),
             metadata=metadata,
@@ -322,6 +340,54 @@ class TrinityCatalog(MetastoreCatalog):
             io=self._load_file_io(metadata.properties, location),
             catalog=self,
         )
+
+    def _load_file_io(
+        self, properties: Properties = EMPTY_DICT, location: str | None = None
+    ) -> FileIO:
+        """PyIceberg's FileIO for a table, confined to the allowed locations."""
+        return confined_file_io({**self.properties, **properties}, location)
+
+    def check_location(self, location: str, what: str) -> str:
+        """`location` when it lies in the lakehouse's allowed locations (its warehouse and
+        `allowed-locations`), else LocationNotAllowedError naming it."""
+        return self._policy.check(location, what)
+
+    def _check_table_locations(self, ident: str, metadata: TableMetadata) -> None:
+        """The table's own location and its write paths must be allowed too: data and
+        metadata files of later commits go there."""
+        from pyiceberg.table import TableProperties
+
+        self.check_location(metadata.location, f"table {ident}: location")
+        for prop in (
+            TableProperties.WRITE_DATA_PATH,
+            TableProperties.WRITE_METADATA_PATH,
+            "write.object-storage.path",
+            "write.folder-storage.path",
+        ):
+            if metadata.properties.get(prop):
+                self.check_location(metadata.properties[prop], f"table {ident}: {prop}")
+
+    def _read_metadata(self, ident: str, location: str) -> TableMetadata:
+        """The Iceberg metadata at `location`, checked first; typed errors that never quote
+        the file's content."""
+        self.check_location(location, f"table {ident}: metadata location")
+        io = self._load_file_io(location=location)
+        try:
+            metadata = FromInputFile.table_metadata(io.new_input(location))
+        except LocationNotAllowedError:
+            raise
+        except FileNotFoundError:
+            raise StorageFileNotFoundError(
+                location,
+                f"table {ident}: its Iceberg metadata file {location!r} is missing",
+            ) from None
+        except Exception as exc:
+            raise NoSuchIcebergTableError(
+                f"table {ident}: {location!r} is not readable Iceberg table metadata "
+                f"({type(exc).__name__})"
+            ) from None
+        self._check_table_locations(ident, metadata)
+        return metadata
 
     def _table_def(
         self,
@@ -389,7 +455,9 @@ class TrinityCatalog(MetastoreCatalog):
             raise NoSuchNamespaceError(f"Namespace does not exist: {ns}")
         if self.table_exists((ns, name)):
             raise TableAlreadyExistsError(f"Table {ns}.{name} already exists")
-        location = self._resolve_table_location(location, ns, name)
+        location = self.check_location(
+            self._resolve_table_location(location, ns, name), f"table {ns}.{name}: location"
+        )
         provider = load_location_provider(table_location=location, table_properties=properties)
         metadata_location = provider.new_table_metadata_file_location()
         metadata = new_table_metadata(
@@ -399,7 +467,8 @@ class TrinityCatalog(MetastoreCatalog):
             sort_order=sort_order,
             properties=properties,
         )
-        io = load_file_io(properties=self.properties, location=metadata_location)
+        self._check_table_locations(f"{ns}.{name}", metadata)
+        io = self._load_file_io(location=metadata_location)
         self._write_metadata(metadata, io, metadata_location)
         tdef = self._table_def(metadata, metadata_location, None)
 
@@ -433,8 +502,7 @@ class TrinityCatalog(MetastoreCatalog):
         """Point a (new, or with overwrite an existing) table at an Iceberg metadata file."""
         self._check_writable()
         ns, name = self._table_ref(identifier)
-        io = load_file_io(properties=self.properties, location=metadata_location)
-        metadata = FromInputFile.table_metadata(io.new_input(metadata_location))
+        metadata = self._read_metadata(f"{ns}.{name}", metadata_location)
 
         def change(txn: CatalogTransaction) -> None:
             try:
@@ -467,6 +535,29 @@ class TrinityCatalog(MetastoreCatalog):
                 raise NoSuchTableError(f"Table does not exist: {ns}.{name}") from None
 
         self._write(change, f"dropping table {ns}.{name}")
+
+    def purge_table(self, identifier: str | Identifier) -> None:
+        """Drop the table from the catalog; its files are NOT deleted here.
+
+        Older catalog versions (time travel, exports, rollback) still reference the
+        table's files, so deleting them now would break those versions. The files are
+        reclaimed later by `reclaim_files()` (opt-in, dry run first), which deletes only
+        table files that no kept catalog version references.
+        """
+        self.drop_table(identifier)
+
+    def reclaim_files(
+        self, *, dry_run: bool = True, older_than_seconds: float | None = None
+    ) -> ReclaimReport:
+        """Table files under the allowed locations that no kept catalog version references
+        (dropped or purged tables, rolled-back or expired commits). With dry_run (the
+        default) only lists them; with dry_run=False deletes them. Files younger than
+        `older_than_seconds` (default 3 days, like Iceberg's orphan-file removal) are
+        kept: a running job may be about to commit them."""
+        from trinityfs.iceberg.reclaim import reclaim_files
+
+        self._check_writable()
+        return reclaim_files(self, dry_run=dry_run, older_than_seconds=older_than_seconds)
 
     def rename_table(
         self, from_identifier: str | Identifier, to_identifier: str | Identifier
@@ -515,6 +606,7 @@ class TrinityCatalog(MetastoreCatalog):
                 raise NoSuchNamespaceError(f"Namespace does not exist: {ns}") from None
             current = None if old is None else self._table_from_def(ns, name, old)
             staged = self._update_and_stage_table(current, (ns, name), requirements, updates)
+            self._check_table_locations(f"{ns}.{name}", staged.metadata)
             if current is not None and staged.metadata == current.metadata:
                 return CommitTableResponse(
                     metadata=current.metadata, metadata_location=current.metadata_location
@@ -568,6 +660,7 @@ class TrinityCatalog(MetastoreCatalog):
     ) -> None:
         ns = self._namespace_name(namespace)
         props = _string_properties(properties)
+        self._check_namespace_location(ns, props)
 
         def change(txn: CatalogTransaction) -> None:
             try:
@@ -576,6 +669,11 @@ class TrinityCatalog(MetastoreCatalog):
                 raise NamespaceAlreadyExistsError(f"Namespace {ns} already exists") from None
 
         self._write(change, f"creating namespace {ns}")
+
+    def _check_namespace_location(self, ns: str, props: dict[str, str]) -> None:
+        """A namespace `location` is where its new tables go: it must be allowed."""
+        if props.get(LOCATION):
+            self.check_location(props[LOCATION], f"namespace {ns}: property {LOCATION!r}")
 
     def drop_namespace(self, namespace: str | Identifier) -> None:
         ns = self._namespace_name(namespace)
@@ -636,6 +734,7 @@ class TrinityCatalog(MetastoreCatalog):
     ) -> PropertiesUpdateSummary:
         ns = self._namespace_name(namespace)
         new_props = _string_properties(updates)
+        self._check_namespace_location(ns, new_props)
 
         def change(txn: CatalogTransaction) -> PropertiesUpdateSummary:
             try:
@@ -733,11 +832,7 @@ class MultiTableTransaction:
 
     def __init__(self, catalog: TrinityCatalog):
         self._parent = catalog
-        self.catalog = type(catalog).__new__(type(catalog))
-        self.catalog.__dict__.update(catalog.__dict__)
-        self.catalog.properties = dict(catalog.properties)
-        self.catalog._written = []
-        self.catalog._staging = catalog.lakehouse.transaction()
+        self.catalog = catalog.staged_in(catalog.lakehouse.transaction())
         self.committed_version: int | None = None
 
     def __getattr__(self, name: str) -> Any:
@@ -790,7 +885,7 @@ class MultiTableTransaction:
     def _cleanup(self) -> None:
         io = None
         for _ident, base, location, metadata in reversed(self.catalog._written):
-            io = load_file_io(properties=self.catalog.properties, location=location)
+            io = confined_file_io(self.catalog.properties, location)
             try:
                 paths = files_added_by(io, base, metadata)
             except Exception as exc:

@@ -19,8 +19,14 @@ from pyiceberg.io import (
     S3_REGION,
     S3_SECRET_ACCESS_KEY,
     S3_SESSION_TOKEN,
+    FileIO,
+    InputFile,
+    OutputFile,
+    load_file_io,
 )
 from pyiceberg.io.fsspec import FsspecFileIO
+
+from trinityfs.catalog.locations import ALLOWED_LOCATIONS, LocationPolicy, parse_allow_list
 
 STORAGE_OPTIONS = "storage-options"
 
@@ -120,9 +126,50 @@ class TrinityFileIO(FsspecFileIO):
         self._scheme_to_fs["memory"] = _memory_fs
 
 
+def location_policy(props: dict[str, Any]) -> LocationPolicy:
+    """The policy of a catalog's properties: its `warehouse` plus `allowed-locations`."""
+    from pyiceberg.io import WAREHOUSE
+
+    return LocationPolicy([props[WAREHOUSE], *parse_allow_list(props.get(ALLOWED_LOCATIONS))])
+
+
+class ConfinedFileIO(FileIO):
+    """A FileIO that checks every path against a LocationPolicy before touching it.
+
+    Wraps the FileIO PyIceberg would use; metadata files, manifest lists, manifests,
+    data and delete files are all opened through new_input/new_output/delete (PyIceberg
+    0.12 reads data files via io.new_input), so nothing outside the allowed locations is
+    read, written or deleted, whatever a metadata or manifest file names.
+    """
+
+    def __init__(self, inner: FileIO, policy: LocationPolicy):
+        super().__init__(inner.properties)
+        self.inner = inner
+        self.policy = policy
+
+    def new_input(self, location: str) -> InputFile:
+        return self.inner.new_input(self.policy.check(location, "file"))
+
+    def new_output(self, location: str) -> OutputFile:
+        return self.inner.new_output(self.policy.check(location, "file"))
+
+    def delete(self, location: str | InputFile | OutputFile) -> None:
+        path = location if isinstance(location, str) else location.location
+        self.policy.check(path, "file")
+        self.inner.delete(location)
+
+
+def confined_file_io(props: dict[str, Any], location: str | None = None) -> ConfinedFileIO:
+    """load_file_io(props, location), confined to the catalog's allowed locations."""
+    return ConfinedFileIO(load_file_io(props, location), location_policy(props))
+
+
 __all__ = [
     "STORAGE_OPTIONS",
+    "ConfinedFileIO",
     "TrinityFileIO",
+    "confined_file_io",
+    "location_policy",
     "parse_storage_options",
     "resolve_io_properties",
     "s3_properties_from_storage_options",

@@ -207,12 +207,13 @@ class TableReader(DataSourceReader):
 
     def _table(self) -> Any:
         from pyiceberg.catalog.noop import NoopCatalog
-        from pyiceberg.io import load_file_io
         from pyiceberg.table import Table
         from pyiceberg.table.metadata import TableMetadataUtil
 
+        from trinityfs.iceberg.io import confined_file_io
+
         metadata = TableMetadataUtil.parse_raw(self.metadata_json)
-        io = load_file_io({**self.props, **metadata.properties}, self.metadata_location)
+        io = confined_file_io({**self.props, **metadata.properties}, self.metadata_location)
         return Table(
             identifier=self.ident,
             metadata=metadata,
@@ -453,7 +454,9 @@ class TableWriter(DataSourceArrowWriter):
                 raise ValueError(
                     f"namespace {ns!r} does not exist in {props['root']}: create it first"
                 )
-            location = catalog._resolve_table_location(None, ns, name)
+            location = catalog.check_location(
+                catalog._resolve_table_location(None, ns, name), f"table {ns}.{name}: location"
+            )
             metadata = new_table_metadata(
                 schema=iceberg_schema_from_spark(schema),
                 partition_spec=UNPARTITIONED_PARTITION_SPEC,
@@ -475,9 +478,9 @@ class TableWriter(DataSourceArrowWriter):
         return TableMetadataUtil.parse_raw(self.metadata_json)
 
     def _io(self, metadata: Any) -> Any:
-        from pyiceberg.io import load_file_io
+        from trinityfs.iceberg.io import confined_file_io
 
-        return load_file_io({**self.props, **metadata.properties}, metadata.location)
+        return confined_file_io({**self.props, **metadata.properties}, metadata.location)
 
     # -- executors ------------------------------------------------------------------
 
@@ -525,6 +528,10 @@ class TableWriter(DataSourceArrowWriter):
         metadata = self._metadata()
         provider = load_location_provider(metadata.location, metadata.properties)
         data_dir = provider.new_data_location("x").rsplit("/", 1)[0]
+        from trinityfs.iceberg.io import location_policy
+
+        if not location_policy(self.props).allows(data_dir):
+            return 0  # never list (let alone delete) outside the allowed locations
         try:
             import fsspec
 

@@ -62,7 +62,14 @@ MULTI_LEVEL_PARAMS = (
 def _make_catalog(name: str, warehouse: Path, roots: Path) -> TrinityCatalog:
     root = roots / f"lake-{uuid.uuid4().hex}"
     Lakehouse.create(str(root))
-    return TrinityCatalog(name, root=str(root), warehouse=f"file://{warehouse}")
+    # PyIceberg's shared cases put tables and namespaces at arbitrary local paths
+    # (register_table from a temp dir, namespace location '/test/location/...'): open the
+    # location allow-list to the whole local filesystem (and the fake s3://bucket their
+    # registered metadata names) for them. Confinement itself is
+    # tested in tests/iceberg/test_locations.py and tests/regression/.
+    return TrinityCatalog(
+        name, root=str(root), warehouse=f"file://{warehouse}", **{"allowed-locations": "/,s3://bucket"}
+    )
 
 
 @pytest.fixture

@@ -1,0 +1,145 @@
+"""Where table files may live: a lakehouse's warehouse plus a configured allow-list.
+
+A table definition is data anyone with write access to the catalog can set (through
+`trinity://`, the CLI, the mount): its `metadata_location` could name `/etc/passwd` or
+another lakehouse's files. Every front end that follows such a pointer (the PyIceberg
+catalog, the Spark source, the REST server) checks it here BEFORE reading, writing or
+deleting anything, and refuses with `LocationNotAllowedError` naming the location.
+
+Locations are compared in a canonical form: scheme aliases folded (`s3a`, `s3n` -> `s3`,
+no scheme -> `file`), `..` segments refused outright (raw or percent-encoded), local
+paths made absolute with symlinks resolved (a symlink planted inside the warehouse that
+points outside it is outside), and containment is by whole path segments
+(`/lake/warehouse2` is not inside `/lake/warehouse`).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Iterable
+from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit
+
+from trinityfs.errors import LocationNotAllowedError
+
+DEFAULT_WAREHOUSE_DIR = "warehouse"
+ALLOWED_LOCATIONS = "allowed-locations"  # the config key: comma-separated URL prefixes
+
+_SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3", "gcs": "gs", "abfss": "abfs"}
+
+
+@dataclass(frozen=True)
+class CanonicalLocation:
+    scheme: str
+    netloc: str
+    path: str  # absolute, no trailing slash (except the root "/")
+
+    def contains(self, other: CanonicalLocation) -> bool:
+        if (self.scheme, self.netloc) != (other.scheme, other.netloc):
+            return False
+        if self.path in ("", "/") or other.path == self.path:
+            return True
+        return other.path.startswith(self.path + "/")
+
+    def __str__(self) -> str:
+        if self.scheme == "file":
+            return self.path
+        return f"{self.scheme}://{self.netloc}{self.path}"
+
+
+def _refuse(location: str, why: str) -> LocationNotAllowedError:
+    return LocationNotAllowedError(location, f"location {location!r} is not allowed: {why}")
+
+
+def canonical(location: str) -> CanonicalLocation:
+    """The canonical form of a location URL or local path (see the module doc)."""
+    text = str(location).strip()
+    if not text or "\x00" in text:
+        raise _refuse(str(location), "empty or contains a NUL character")
+    if "://" in text:
+        parts = urlsplit(text)
+        scheme, netloc, path = parts.scheme.lower(), parts.netloc, parts.path
+    elif text.startswith("file:"):
+        scheme, netloc, path = "file", "", text[len("file:") :]
+    else:
+        scheme, netloc, path = "file", "", text
+    scheme = _SCHEME_ALIASES.get(scheme, scheme)
+    for candidate in (path, unquote(path)):
+        if any(seg == ".." for seg in candidate.replace("\\", "/").split("/")):
+            raise _refuse(text, "'..' path segments are not accepted in table locations")
+    if scheme == "file":
+        if netloc not in ("", "localhost"):
+            raise _refuse(text, f"file URL with a host ({netloc!r})")
+        return CanonicalLocation("file", "", os.path.realpath(os.path.abspath(path or "/")))
+    if scheme == "memory":  # fsspec's memory filesystem: host and path are one path
+        path = "/" + (netloc + path).lstrip("/")
+        netloc = ""
+    norm = posixpath.normpath("/" + path.lstrip("/"))
+    return CanonicalLocation(scheme, netloc, "/" if norm == "/" else norm.rstrip("/"))
+
+
+def parse_allow_list(value: str | Iterable[str] | None) -> list[str]:
+    """The `allowed-locations` setting: a comma-separated string or a list of URLs."""
+    if value is None:
+        return []
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return [str(item).strip() for item in items if str(item).strip()]
+
+
+def default_warehouse(lakehouse_url: str) -> str:
+    """`<lakehouse root>/warehouse`: where table files go unless configured otherwise."""
+    return lakehouse_url.rstrip("/") + "/" + DEFAULT_WAREHOUSE_DIR
+
+
+class LocationPolicy:
+    """The prefixes table files may live under; `check()` before any file access."""
+
+    def __init__(self, allowed: Iterable[str]):
+        self.allowed: tuple[str, ...] = tuple(allowed)
+        if not self.allowed:
+            raise ValueError("a location policy needs at least one allowed location")
+        self._canon = tuple(canonical(a) for a in self.allowed)
+
+    @classmethod
+    def for_lakehouse(
+        cls,
+        lakehouse_url: str,
+        warehouse: str | None = None,
+        extra: str | Iterable[str] | None = None,
+    ) -> LocationPolicy:
+        """The warehouse (default `<root>/warehouse`) plus the `allowed-locations` list."""
+        return cls([warehouse or default_warehouse(lakehouse_url), *parse_allow_list(extra)])
+
+    def allows(self, location: str) -> bool:
+        try:
+            loc = canonical(location)
+        except LocationNotAllowedError:
+            return False
+        return any(prefix.contains(loc) for prefix in self._canon)
+
+    def check(self, location: str, what: str = "location") -> str:
+        """`location` unchanged when allowed; else LocationNotAllowedError naming it."""
+        try:
+            loc = canonical(location)
+        except LocationNotAllowedError as exc:
+            raise LocationNotAllowedError(location, f"{what} {exc}") from None
+        if not any(prefix.contains(loc) for prefix in self._canon):
+            raise LocationNotAllowedError(
+                location,
+                f"{what} {location!r} is outside the lakehouse's allowed locations "
+                f"({', '.join(self.allowed)}); nothing was read, written or deleted there. "
+                f"To allow it, add its prefix to the '{ALLOWED_LOCATIONS}' setting",
+            )
+        return location
+
+
+__all__ = [
+    "ALLOWED_LOCATIONS",
+    "DEFAULT_WAREHOUSE_DIR",
+    "CanonicalLocation",
+    "LocationPolicy",
+    "canonical",
+    "default_warehouse",
+    "parse_allow_list",
+]
