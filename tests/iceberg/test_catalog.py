@@ -278,7 +278,10 @@ def test_lost_race_without_requirements_raises_commit_failed(catalog, open_catal
 
 
 def test_concurrent_appends_from_threads_lose_nothing(catalog, open_catalog):
-    catalog.create_table("sales.t", schema=_one_row(0).schema)
+    # PyIceberg's default of 4 retries can run out for 4 writers on a loaded machine;
+    # the claim here is that no retried append is lost, so give it room (its own knob)
+    retries = {"commit.retry.num-retries": "30", "commit.retry.total-timeout-ms": "120000"}
+    catalog.create_table("sales.t", schema=_one_row(0).schema, properties=retries)
     errors: list[BaseException] = []
 
     def worker(w: int) -> None:

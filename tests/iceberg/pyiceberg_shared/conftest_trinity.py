@@ -68,7 +68,10 @@ def _make_catalog(name: str, warehouse: Path, roots: Path) -> TrinityCatalog:
     # registered metadata names) for them. Confinement itself is
     # tested in tests/iceberg/test_locations.py and tests/regression/.
     return TrinityCatalog(
-        name, root=str(root), warehouse=f"file://{warehouse}", **{"allowed-locations": "/,s3://bucket"}
+        name,
+        root=str(root),
+        warehouse=f"file://{warehouse}",
+        **{"allowed-locations": "/,s3://bucket"},
     )
 
 
