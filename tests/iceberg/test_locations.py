@@ -27,6 +27,7 @@ SCHEMA = pa.schema([pa.field("id", pa.int64())])
         ("/lake/warehouse", "file://evil-host/lake/warehouse/ns/t", False),
         ("/lake/warehouse", "gs://lake/warehouse/ns/t", False),
         ("/lake/warehouse", "", False),
+        ("*", "s3://anything/at/all", True),  # the explicit opt-out (REST --allow-any-location)
     ],
 )
 def test_policy_containment(allowed: str, location: str, ok: bool) -> None:

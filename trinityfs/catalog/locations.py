@@ -25,6 +25,7 @@ from trinityfs.errors import LocationNotAllowedError
 
 DEFAULT_WAREHOUSE_DIR = "warehouse"
 ALLOWED_LOCATIONS = "allowed-locations"  # the config key: comma-separated URL prefixes
+ANY_LOCATION = "*"  # as the allow-list: no confinement (an explicit opt-out)
 
 _SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3", "gcs": "gs", "abfss": "abfs"}
 
@@ -99,7 +100,8 @@ class LocationPolicy:
         self.allowed: tuple[str, ...] = tuple(allowed)
         if not self.allowed:
             raise ValueError("a location policy needs at least one allowed location")
-        self._canon = tuple(canonical(a) for a in self.allowed)
+        self.allow_any = ANY_LOCATION in self.allowed
+        self._canon = tuple(canonical(a) for a in self.allowed if a != ANY_LOCATION)
 
     @classmethod
     def for_lakehouse(
@@ -112,6 +114,8 @@ class LocationPolicy:
         return cls([warehouse or default_warehouse(lakehouse_url), *parse_allow_list(extra)])
 
     def allows(self, location: str) -> bool:
+        if self.allow_any:
+            return True
         try:
             loc = canonical(location)
         except LocationNotAllowedError:
@@ -120,6 +124,8 @@ class LocationPolicy:
 
     def check(self, location: str, what: str = "location") -> str:
         """`location` unchanged when allowed; else LocationNotAllowedError naming it."""
+        if self.allow_any:
+            return location
         try:
             loc = canonical(location)
         except LocationNotAllowedError as exc:
@@ -136,6 +142,7 @@ class LocationPolicy:
 
 __all__ = [
     "ALLOWED_LOCATIONS",
+    "ANY_LOCATION",
     "DEFAULT_WAREHOUSE_DIR",
     "CanonicalLocation",
     "LocationPolicy",

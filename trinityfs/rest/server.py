@@ -38,6 +38,11 @@ def build_service(cfg: ServerConfig) -> RestCatalogService:
         props[STORAGE_OPTIONS] = json.dumps(cfg.storage_options)
     if cfg.warehouse:
         props["warehouse"] = cfg.warehouse
+    # the catalog confines every file it touches too (trinityfs.catalog.locations)
+    if cfg.allow_any_location or cfg.allowed_locations:
+        props["allowed-locations"] = (
+            "*" if cfg.allow_any_location else ",".join(cfg.allowed_locations)
+        )
     catalog = TrinityCatalog(CATALOG_NAME, **props)
     allowed = [str(catalog.properties["warehouse"]), *cfg.allowed_locations]
     policy = LocationPolicy(allowed, allow_any=cfg.allow_any_location)
