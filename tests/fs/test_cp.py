@@ -50,7 +50,7 @@ def test_cp_recursive_is_one_commit(sample, lake):
 
 
 def test_cp_glob_and_list(sample, lake):
-    sample.cp("/sales/*", "/staging/")
+    sample.cp(sample.glob("/sales/*"), "/staging/")  # patterns: explicit
     assert sample.ls("/staging", detail=False) == ["/staging/big_orders", "/staging/orders"]
     sample.cp(["/sales/orders", "/sales/big_orders"], ["/staging/a", "/staging/b"])
     assert lake.latest_version() == 6

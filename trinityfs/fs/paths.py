@@ -11,9 +11,19 @@
     /v/<ISO-8601 time>/...     the version current at that time, read-only
     /v/<export name>/...       an exported snapshot, read-only (when exports exist)
 
-`trinity://` (or `trinity::`) in front is stripped; empty components (`//`) and trailing
-slashes are ignored. Parsing is pure: whether a version, export, namespace or object exists
-is decided by the filesystem when it resolves the path.
+`trinity://` (or `trinity::`) in front is stripped; empty components (`//`), `.` and
+trailing slashes are ignored and `..` goes up one level (as in URLs). Parsing is pure:
+whether a version, export, namespace or object exists is decided by the filesystem when
+it resolves the path.
+
+Names (one escaping for trinity://, the CLI and the mount): a catalog name may hold any
+character FORMAT.md allows, including `/`, `%`, glob characters, or be `.` or `..`. In a
+path, each component is percent-decoded (`%XX`, UTF-8), and listings show names encoded
+the one way `encode_name` does: `%` as `%25`, `/` as `%2F`, and a name that is exactly
+`.` or `..` as `%2E` / `%2E%2E`. Everything else is shown as it is. Glob characters
+(`* ? [ ]`) are never special in a path: only pattern APIs (fsspec's `glob`, `find` with
+a pattern, an explicit glob flag of the CLI) expand them, where `[*]` matches a literal
+`*`.
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
+from urllib.parse import unquote
 
 PROTOCOL = "trinity"
 VERSIONS_DIR = "v"
@@ -84,23 +95,58 @@ class TrinityPath:
         return self.name is not None and not self.extra
 
     def child(self, name: str) -> str:
-        """The path of a child entry."""
-        return f"{self.path.rstrip('/')}/{name}"
+        """The path of a child entry (`name` is a catalog name: encoded here)."""
+        return f"{self.path.rstrip('/')}/{encode_name(name)}"
 
     def with_names(self, namespace: str | None, name: str | None = None) -> str:
         """The path of another namespace or object of the same version."""
-        parts = [self.prefix] + [p for p in (namespace, name) if p is not None]
+        parts = [self.prefix] + [encode_name(p) for p in (namespace, name) if p is not None]
         return "/".join(parts) or "/"
 
 
+class PathNameError(ValueError):
+    """A path component that is not a valid percent-encoding of a name."""
+
+
+DOT_NAMES = {".": "%2E", "..": "%2E%2E"}
+
+
+def encode_name(name: str) -> str:
+    """A catalog name as one path component (see the module docstring)."""
+    if name in DOT_NAMES:
+        return DOT_NAMES[name]
+    if "%" in name or "/" in name:
+        return name.replace("%", "%25").replace("/", "%2F")
+    return name
+
+
+def decode_name(component: str) -> str:
+    """The catalog name a path component stands for (inverse of `encode_name`)."""
+    if "%" not in component:
+        return component
+    try:
+        return unquote(component, errors="strict")
+    except UnicodeDecodeError:
+        raise PathNameError(
+            f"{component!r}: its %XX escapes are not UTF-8; write a literal % as %25"
+        ) from None
+
+
 def strip_protocol(path: str | os.PathLike) -> str:
-    """The canonical form of a path: protocol removed, leading '/', no empty components."""
+    """The canonical form of a path: protocol removed, leading '/', no empty or `.`
+    components, `..` applied. Names stay encoded (see `encode_name`)."""
     text = os.fspath(path)
     for marker in (f"{PROTOCOL}://", f"{PROTOCOL}::"):
         if text.startswith(marker):
             text = text[len(marker) :]
             break
-    parts = [p for p in text.split("/") if p]
+    parts: list[str] = []
+    for part in text.split("/"):
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part and part != ".":
+            parts.append(part)
     return "/" + "/".join(parts)
 
 
@@ -133,15 +179,15 @@ def parse_path(path: str | os.PathLike) -> TrinityPath:
     if parts and parts[0] == VERSIONS_DIR:
         if len(parts) == 1:
             return TrinityPath(canonical, None, "/" + VERSIONS_DIR)
-        ref = parse_ref(parts[1])
+        ref = parse_ref(decode_name(parts[1]))
         prefix = f"/{VERSIONS_DIR}/{parts[1]}"
         rest = parts[2:]
     else:
         ref = VersionRef("latest", "")
         prefix = ""
         rest = parts
-    namespace = rest[0] if rest else None
-    name = rest[1] if len(rest) > 1 else None
+    namespace = decode_name(rest[0]) if rest else None
+    name = decode_name(rest[1]) if len(rest) > 1 else None
     return TrinityPath(canonical, ref, prefix, namespace, name, tuple(rest[2:]))
 
 
@@ -149,8 +195,11 @@ __all__ = [
     "LATEST",
     "PROTOCOL",
     "VERSIONS_DIR",
+    "PathNameError",
     "TrinityPath",
     "VersionRef",
+    "decode_name",
+    "encode_name",
     "parse_path",
     "parse_ref",
     "parse_time",

@@ -33,7 +33,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from glob import has_magic
 from typing import Any
 
 from fsspec.implementations.local import trailing_sep
@@ -62,6 +61,7 @@ from trinityfs.fs.paths import (
     VERSIONS_DIR,
     TrinityPath,
     VersionRef,
+    encode_name,
     parse_path,
     strip_protocol,
 )
@@ -95,7 +95,8 @@ def latest_path(namespace: str | None = None, name: str | None = None) -> str:
     if namespace is None:
         return "/"
     prefix = f"/{VERSIONS_DIR}/{LATEST}" if namespace == VERSIONS_DIR else ""
-    return f"{prefix}/{namespace}" + (f"/{name}" if name is not None else "")
+    tail = f"/{encode_name(name)}" if name is not None else ""
+    return f"{prefix}/{encode_name(namespace)}{tail}"
 
 
 def _millis_to_datetime(millis: int) -> datetime:
@@ -402,7 +403,9 @@ class TrinityFileSystem(AbstractFileSystem):
             out.append(self._dir_entry(f"/{VERSIONS_DIR}/{LATEST}", "version", latest))
             for name in self._export_names():
                 if name != LATEST and not name.isdigit():
-                    out.append(self._dir_entry(f"/{VERSIONS_DIR}/{name}", "export", None))
+                    out.append(
+                        self._dir_entry(f"/{VERSIONS_DIR}/{encode_name(name)}", "export", None)
+                    )
         return out
 
     def _list(self, t: _Target) -> list[dict[str, Any]]:
@@ -1062,12 +1065,10 @@ class TrinityFileSystem(AbstractFileSystem):
             paths1 = [p for p in paths1 if not (trailing_sep(p) or self.isdir(p))]
             if not paths1:
                 return []
-        source_is_file = len(paths1) == 1
         dest_is_dir = isinstance(path2, str) and (trailing_sep(path2) or self.isdir(path2))
         exist = source_is_str and (
-            (has_magic(path1) and source_is_file)
-            or (not has_magic(path1) and dest_is_dir and not trailing_sep(path1))
-        )
+            dest_is_dir and not trailing_sep(path1)
+        )  # (paths are literal: glob characters are name characters)
         paths2 = other_paths(paths1, path2, exists=exist, flatten=not source_is_str)
         return list(zip(paths1, paths2, strict=True))
 
@@ -1103,11 +1104,28 @@ class TrinityFileSystem(AbstractFileSystem):
         self._apply(dst.path, change)
 
     def copy(self, path1, path2, recursive=False, maxdepth=None, on_error=None, **kwargs):
-        """fsspec's copy, as one commit."""
+        """fsspec's copy of literal paths (glob characters are name characters), as one
+        commit; pass `fs.glob(pattern)` for a pattern."""
         with self._batch():
+            pairs = self._copy_pairs(path1, path2, recursive, maxdepth)
+            if not pairs:
+                return None
             return super().copy(
-                path1, path2, recursive=recursive, maxdepth=maxdepth, on_error=on_error, **kwargs
+                [a for a, _ in pairs],
+                [b for _, b in pairs],
+                recursive=recursive,
+                maxdepth=maxdepth,
+                on_error=on_error,
+                **kwargs,
             )
+
+    def expand_path(self, path, recursive=False, maxdepth=None, assume_literal=True, **kwargs):
+        """fsspec's expand_path, literal by default: `rm`, `mv`, `cp`, `get` of an exact
+        name never expand `* ? [ ]` (a name may hold them). Patterns: `glob`, or
+        `expand_path(..., assume_literal=False)`."""
+        return super().expand_path(
+            path, recursive=recursive, maxdepth=maxdepth, assume_literal=assume_literal, **kwargs
+        )
 
     def mv(
         self, path1, path2, recursive: bool = False, maxdepth: int | None = None, **kwargs: Any
@@ -1120,7 +1138,7 @@ class TrinityFileSystem(AbstractFileSystem):
         if path1 == path2:
             return
         with self._batch() as txn:
-            if isinstance(path1, str) and not has_magic(path1) and self.isdir(path1):
+            if isinstance(path1, str) and self.isdir(path1):
                 recursive = True
             pairs = self._copy_pairs(path1, path2, recursive, maxdepth)
             moved_dirs: list[TrinityPath] = []

@@ -39,7 +39,7 @@ from trinityfs.catalog import CatalogSnapshot, Lakehouse, ObjectRef
 from trinityfs.errors import NotFoundError, TrinityError, VersionNotFoundError
 from trinityfs.fs import content as fscontent
 from trinityfs.fs.errors import errno_of, message_of, to_os_error
-from trinityfs.fs.paths import LATEST, VERSIONS_DIR, TrinityPath, parse_path
+from trinityfs.fs.paths import LATEST, VERSIONS_DIR, TrinityPath, encode_name, parse_path
 from trinityfs.fuse.scratch import DEFAULT_PATTERNS, Origin, ScratchFile, is_scratch_name
 
 log = logging.getLogger("trinityfs.fuse")
@@ -150,7 +150,8 @@ class _Overlay:
 
 
 def _path_of(namespace: str, name: str | None) -> str:
-    return f"/{namespace}" if name is None else f"/{namespace}/{name}"
+    head = f"/{encode_name(namespace)}"
+    return head if name is None else f"{head}/{encode_name(name)}"
 
 
 def _fuse_op(lookup: bool = False) -> Callable:
@@ -588,7 +589,7 @@ class TrinityOperations:
                 log.warning("cannot list exports: %s", exc)
                 exports = []
             for export in exports:
-                entries.append((export.name, {"st_mode": dir_mode}, 0))
+                entries.append((encode_name(export.name), {"st_mode": dir_mode}, 0))
             return entries
         if tp.extra or tp.name is not None:
             raise _os_error(errno.ENOTDIR, "not a directory", path)
@@ -596,7 +597,7 @@ class TrinityOperations:
             for ns in self._iter_namespaces(snap):
                 if tp.prefix == "" and ns == VERSIONS_DIR:
                     continue  # /v is the versions directory: reach it as /v/latest/v
-                entries.append((ns, {"st_mode": dir_mode}, 0))
+                entries.append((encode_name(ns), {"st_mode": dir_mode}, 0))
             return entries
         ns = tp.namespace
         names = [ref.name for ref in snap.list_objects(ns)]
@@ -614,7 +615,7 @@ class TrinityOperations:
                     and ((h.new and not h.committed) or h.name in hidden)
                 }
             names = sorted((set(names) - hidden) | extra)
-        entries.extend((n, {"st_mode": file_mode}, 0) for n in names)
+        entries.extend((encode_name(n), {"st_mode": file_mode}, 0) for n in names)
         return entries
 
     @staticmethod
@@ -921,7 +922,7 @@ class TrinityOperations:
         )
         if due and not handle.orphaned and not handle.rejected:
             try:  # close() has returned already: an error here can only be logged
-                self._commit_handle(handle, path or f"/{handle.namespace}/{handle.name}")
+                self._commit_handle(handle, path or _path_of(handle.namespace, handle.name))
             except Exception as exc:
                 log.warning(
                     "%s/%s: not committed at release: %s",
