@@ -30,6 +30,7 @@ from trinityfs.rest.security import READ_WRITE, Tokens
 from trinityfs.rest.selector import Pin
 from trinityfs.rest.service import RestCatalogService
 from trinityfs.rest.tables import TableService
+from trinityfs.rest.views import ViewService
 
 log = logging.getLogger("trinityfs.rest")
 
@@ -103,6 +104,7 @@ class RestApp:
     ):
         self.service = service
         self.tables = TableService(service)
+        self.views = ViewService(service)
         self.tokens = tokens or Tokens()
         self.max_body_bytes = max_body_bytes
 
@@ -179,10 +181,11 @@ class RestApp:
     # -- routes ---------------------------------------------------------------------
 
     def routes(self) -> list[Route]:
-        s, t = self.service, self.tables
+        s, t, v = self.service, self.tables, self.views
         p = "/v1/{prefix}"
         ns = p + "/namespaces/{namespace}"
         tbl = ns + "/tables/{table}"
+        view = ns + "/views/{view}"
         e = self.endpoint
 
         def exists(found: bool) -> Response:
@@ -211,6 +214,11 @@ class RestApp:
                 return Response(status_code=304, headers=headers)
             return Response(loaded.body, media_type=JSON, headers=headers)
 
+        def list_views(c: Call) -> Any:
+            return s.list_objects(
+                c.pin, "view", c.namespace, c.query("pageToken"), c.query("pageSize")
+            )
+
         def drop_table(c: Call) -> None:
             purge = rq.query_bool(c.query("purgeRequested"), "purgeRequested")
             t.drop(c.namespace, c.name("table"), purge)
@@ -238,6 +246,13 @@ class RestApp:
             ("POST", tbl + "/metrics", lambda c: None, {"body": True}),
             ("POST", p + "/tables/rename", lambda c: t.rename(c.body), change),
             ("POST", p + "/transactions/commit", lambda c: t.commit_transaction(c.body), change),
+            ("GET", ns + "/views", list_views, read),
+            ("POST", ns + "/views", lambda c: v.create(c.namespace, c.body), change),
+            ("HEAD", view, lambda c: exists(v.exists(c.pin, c.namespace, c.name("view"))), read),
+            ("GET", view, lambda c: v.load(c.pin, c.namespace, c.name("view")), read),
+            ("POST", view, lambda c: v.replace(c.namespace, c.name("view"), c.body), change),
+            ("DELETE", view, lambda c: v.drop(c.namespace, c.name("view")), {"write": True}),
+            ("POST", p + "/views/rename", lambda c: v.rename(c.body), change),
         ]
         out = [Route("/v1/config", e(config, prefixed=False), methods=["GET"])]
         out += [Route(path, e(fn, **opts), methods=[verb]) for verb, path, fn, opts in routes]
@@ -290,6 +305,13 @@ ENDPOINTS = [
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
     "POST /v1/{prefix}/tables/rename",
     "POST /v1/{prefix}/transactions/commit",
+    "GET /v1/{prefix}/namespaces/{namespace}/views",
+    "POST /v1/{prefix}/namespaces/{namespace}/views",
+    "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/views/rename",
 ]
 
 
