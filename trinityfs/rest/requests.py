@@ -56,8 +56,8 @@ def namespace_json(value: Any, *, what: str = "namespace", for_write: bool = Tru
     """The namespace of a JSON body: a list of one non-empty string."""
     if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
         raise bad_request(f"{what} must be a list of strings, not {_kind(value)}")
-    if not value or any(p == "" for p in value):
-        raise bad_request(f"{what} {value!r} is empty or has an empty level")
+    if not value or any(not p.strip() for p in value):
+        raise bad_request(f"{what} {value!r} is empty or has an empty or blank level")
     if len(value) != 1:
         return _one_level(value, for_write)
     return value[0]
