@@ -35,6 +35,7 @@ from trinityfs.rest.views import ViewService
 log = logging.getLogger("trinityfs.rest")
 
 JSON = "application/json"
+LATEST = Pin(None, "latest")
 
 
 @dataclass
@@ -155,17 +156,21 @@ class RestApp:
         status: int = 200,
         prefixed: bool = True,
     ) -> Callable[[Request], Awaitable[Response]]:
+        def call(request: Request, data: dict[str, Any]) -> Any:
+            pin = LATEST
+            if prefixed:
+                selector = rq.path_text(request.path_params["prefix"], "prefix")
+                if selector != LATEST.prefix:
+                    pin = self.service.pin(selector)
+                    if write:
+                        self.service.require_writable(pin)
+            return handler(Call(request, pin, data))
+
         async def run(request: Request) -> Response:
             try:
                 self._authorize(request, write)
                 data = rq.json_object(await self._body(request)) if body else {}
-                pin = Pin(None, "latest")
-                if prefixed:
-                    selector = rq.path_text(request.path_params["prefix"], "prefix")
-                    pin = await run_in_threadpool(self.service.pin, selector)
-                    if write:
-                        self.service.require_writable(pin)
-                result = await run_in_threadpool(handler, Call(request, pin, data))
+                result = await run_in_threadpool(call, request, data)  # one thread hop
             except Exception as exc:
                 return error_response(to_rest_error(exc), request.method)
             if isinstance(result, Response):
