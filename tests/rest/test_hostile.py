@@ -260,3 +260,18 @@ def test_unknown_endpoints_and_methods_are_spec_errors(http):
     error_of(http.get("/v1/latest/nothing-here"), 404)
     error_of(http.put("/v1/latest/namespaces"), 405)
     error_of(http.get("/"), 404)
+
+
+def test_a_pointer_outside_the_warehouse_is_never_followed(sales, lake_root, tmp_path):
+    # another front end (or a hostile writer with catalog access) points a table elsewhere
+    secret = tmp_path / "secret.metadata.json"
+    secret.write_text('{"not": "for clients"}')
+    lake = Lakehouse.open(lake_root)
+    definition = {
+        "table_format": "ICEBERG",
+        "format_properties": {"metadata_location": f"file://{secret}"},
+    }
+    lake.create_table("sales", "pointed", definition)
+    r = sales.get("/v1/latest/namespaces/sales/tables/pointed")
+    message = error_of(r, 403, "ForbiddenException")
+    assert str(secret) in message and "for clients" not in r.text

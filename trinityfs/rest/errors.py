@@ -86,6 +86,7 @@ _MAPPING: list[tuple[type[BaseException], int, str]] = [
     (tfs.CommitRetriesExhaustedError, 409, "CommitFailedException"),
     (tfs.ReadOnlyError, 403, "ForbiddenException"),
     (tfs.AmbiguousWriteError, 500, "CommitStateUnknownException"),
+    (tfs.LocationNotAllowedError, 403, "ForbiddenException"),
     (tfs.InvalidNameError, 400, "BadRequestException"),
     (tfs.InvalidArgumentError, 400, "BadRequestException"),
     (ice.ValidationError, 400, "BadRequestException"),

@@ -1,50 +1,24 @@
 """Where tables may live: inside the lakehouse's warehouse unless the server allows more.
 
-A REST client chooses table locations (create, set-location, register): without a check
-a client could make the server write metadata anywhere its credentials reach, or point a
-table at another table's files. A location is accepted only when, after normalization,
-it lies strictly inside one of the allowed prefixes (by default the catalog's warehouse),
-and it has no `.` or `..` segment, no empty segment, no backslash and no control character.
+A REST client chooses table locations (create, set-location, register, a namespace's
+`location`, `write.metadata.path`): without a check a client could make the server write
+metadata anywhere its credentials reach, or point a table at another table's files. The
+rule itself is the catalog's (`trinityfs.catalog.locations`: canonical form, `..`
+refused, symlinks resolved, containment by whole segments); this module adds what only
+input from the network needs (absolute locations only, no control characters or
+backslashes) and turns a refusal into the spec's 403.
 """
 
 from __future__ import annotations
 
-import posixpath
 import re
-from urllib.parse import unquote, urlsplit
 
-from trinityfs.rest.errors import RestError, bad_request, forbidden
+from trinityfs.catalog.locations import ANY_LOCATION, canonical
+from trinityfs.catalog.locations import LocationPolicy as CatalogLocationPolicy
+from trinityfs.errors import LocationNotAllowedError
+from trinityfs.rest.errors import bad_request, forbidden
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_DEFAULT_SCHEME = "file"
-
-
-def _split(url: str) -> tuple[str, str, str]:
-    """(scheme, authority, path) of a location; a bare path is a local file."""
-    if "://" not in url:
-        if not url.startswith("/"):
-            raise bad_request(f"location {url!r} is not absolute (give a URL or an absolute path)")
-        return _DEFAULT_SCHEME, "", url
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    if scheme in ("s3a", "s3n"):
-        scheme = "s3"
-    if parts.query or parts.fragment:
-        raise bad_request(f"location {url!r} has a query or fragment")
-    return scheme, parts.netloc, parts.path or "/"
-
-
-def _segments(url: str, path: str) -> list[str]:
-    if "\\" in path or _CONTROL.search(path):
-        raise bad_request(f"location {url!r} contains a backslash or control character")
-    segments = path.strip("/").split("/") if path.strip("/") else []
-    for segment in segments:
-        decoded = unquote(segment)
-        if segment == "" or decoded in (".", "..") or "/" in decoded:
-            raise bad_request(
-                f"location {url!r} has an empty, '.', '..' or encoded-slash path segment"
-            )
-    return segments
 
 
 class LocationPolicy:
@@ -52,35 +26,31 @@ class LocationPolicy:
 
     def __init__(self, allowed: list[str], *, allow_any: bool = False):
         self.allow_any = allow_any
-        self.allowed = []
-        for prefix in allowed:
-            scheme, netloc, path = _split(prefix.rstrip("/") or "/")
-            self.allowed.append((scheme, netloc, posixpath.normpath(path)))
+        self.catalog_policy = CatalogLocationPolicy([ANY_LOCATION] if allow_any else allowed)
+        self._roots = set() if allow_any else {canonical(a) for a in allowed}
         self.shown = ", ".join(allowed) or "(none)"
 
-    def check(self, location: str, what: str = "table location") -> str:
+    def check(self, location: object, what: str = "table location") -> str:
         """`location` (trailing slashes removed) if allowed, else a 400/403 RestError."""
         if not isinstance(location, str) or not location.strip():
             raise bad_request(f"{what} must be a non-empty string")
         location = location.rstrip("/") or location
-        scheme, netloc, path = _split(location)
-        segments = _segments(location, path)
-        if self.allow_any:
-            return location
-        normalized = "/" + "/".join(segments)
-        for a_scheme, a_netloc, a_path in self.allowed:
-            if (scheme, netloc) != (a_scheme, a_netloc):
-                continue
-            base = a_path.rstrip("/") + "/"
-            if normalized.startswith(base) and len(normalized) > len(base):
-                return location
-        raise self.refused(location, what)
-
-    def refused(self, location: str, what: str) -> RestError:
-        return forbidden(
-            f"{what} {location!r} is outside the warehouse; this server accepts locations "
-            f"inside {self.shown} (start it with --allow-location to add others)"
-        )
+        if "\\" in location or _CONTROL.search(location):
+            raise bad_request(f"{what} {location!r} contains a backslash or control character")
+        if "://" not in location and not location.startswith("/"):
+            raise bad_request(f"{what} {location!r} is not absolute (give a URL or a path)")
+        try:
+            self.catalog_policy.check(location, what)
+            if canonical(location) in self._roots:  # would contain every other table
+                raise LocationNotAllowedError(
+                    location, f"{what} {location!r} is an allowed prefix itself, not inside it"
+                )
+        except LocationNotAllowedError as exc:
+            raise forbidden(
+                f"{exc}; this server accepts locations inside {self.shown} (start it with "
+                "--allow-location PREFIX to add others)"
+            ) from None
+        return location
 
 
 def safe_segment(name: str, kind: str) -> None:

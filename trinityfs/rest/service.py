@@ -141,6 +141,8 @@ class RestCatalogService:
         if hit is not None:
             return hit
         location = self.metadata_location(snap, ns, name)
+        # a pointer set through another front end is checked before anything is read
+        self.policy.check(location, f"metadata location of table {ns}.{name}")
         metadata = self.read_metadata(location, f"table {ns}.{name}")
         if snapshots == "refs":
             referenced = {ref.snapshot_id for ref in metadata.refs.values()}

@@ -224,16 +224,13 @@ class TableService:
         log.info("transaction of %d table changes committed as version %d", len(changes), version)
 
     def drop(self, ns: str, name: str, purge: bool) -> None:
-        """Drop the table from the catalog. Its files stay: every older catalog version
-        still names them (time travel), so a purge cannot delete them now."""
-        self.catalog.drop_table((ns, name))
+        """Drop the table from the catalog. With purge its files stay too: every older
+        catalog version still names them (time travel), so TrinityCatalog.purge_table
+        leaves them to reclaim_files(), which deletes only what no kept version uses."""
         if purge:
-            log.info(
-                "dropped %s.%s; purge requested: its files are kept because older catalog "
-                "versions still reference them",
-                ns,
-                name,
-            )
+            self.catalog.purge_table((ns, name))
+        else:
+            self.catalog.drop_table((ns, name))
 
     def rename(self, body: dict[str, Any]) -> None:
         src = rq.identifier_json(body.get("source"), "source", for_write=False)
