@@ -55,6 +55,7 @@ from trinityfs.fs.errors import (
     translate,
 )
 from trinityfs.fs.files import TrinityReadFile, TrinityTextWriter, TrinityWriteFile
+from trinityfs.fs.model import move_namespace, select_label, versions_dir_names
 from trinityfs.fs.paths import (
     LATEST,
     PROTOCOL,
@@ -312,12 +313,6 @@ class TrinityFileSystem(AbstractFileSystem):
         latest = self._snapshot(self.lake.latest_version())
         return sorted(latest.lakehouse_def.exported_snapshots)
 
-    def _export_reader(self, name: str) -> Any | None:
-        """A read-only view of the export `name`, or None when there is no such export."""
-        if name not in self._export_names():
-            return None
-        return self.lake.at(export=name)
-
     def _reader(self, ref: VersionRef, path: str) -> tuple[Any, int, bool, str | None]:
         if ref.is_latest:
             txn = self._current_txn()
@@ -327,10 +322,11 @@ class TrinityFileSystem(AbstractFileSystem):
             return self._snapshot(version), version, False, None
         if ref.kind == "number":
             return self._snapshot(ref.number), ref.number, True, None
-        export = self._export_reader(ref.text)
-        if export is not None:
+        chosen = select_label(ref.text, ref.millis, self._export_names())
+        if chosen == "export":
+            export = self.lake.at(export=ref.text)
             return export, export.version, True, ref.text
-        if ref.millis is not None:
+        if chosen == "time":
             version = self.lake.version_at(ref.millis)
             return self._snapshot(version), version, True, None
         raise not_found(
@@ -396,16 +392,16 @@ class TrinityFileSystem(AbstractFileSystem):
     def _versions_listing(self) -> list[dict[str, Any]]:
         with translate("/v", lookup=True):
             oldest, latest = self.lake.oldest_version(), self.lake.latest_version()
-            out = [
-                self._dir_entry(f"/{VERSIONS_DIR}/{v}", "version", v)
-                for v in range(oldest, latest + 1)
-            ]
-            out.append(self._dir_entry(f"/{VERSIONS_DIR}/{LATEST}", "version", latest))
-            for name in self._export_names():
-                if name != LATEST and not name.isdigit():
-                    out.append(
-                        self._dir_entry(f"/{VERSIONS_DIR}/{encode_name(name)}", "export", None)
-                    )
+            names = versions_dir_names(oldest, latest, self._export_names())
+        out = []
+        for name in names:
+            path = f"/{VERSIONS_DIR}/{encode_name(name)}"
+            if name == LATEST:
+                out.append(self._dir_entry(path, "version", latest))
+            elif name.isdigit() and oldest <= int(name) <= latest:
+                out.append(self._dir_entry(path, "version", int(name)))
+            else:
+                out.append(self._dir_entry(path, "export", None))
         return out
 
     def _list(self, t: _Target) -> list[dict[str, Any]]:
@@ -1138,6 +1134,18 @@ class TrinityFileSystem(AbstractFileSystem):
         if path1 == path2:
             return
         with self._batch() as txn:
+            if isinstance(path1, str) and isinstance(path2, str):
+                src, dst = self._writable(path1), self._writable(path2)
+                if (
+                    src.is_namespace
+                    and dst.is_namespace
+                    and not txn.namespace_exists(dst.namespace)
+                ):
+                    with translate(src.path, lookup=True):
+                        txn.describe_namespace(src.namespace)  # FileNotFoundError if missing
+                    with translate(dst.path):
+                        move_namespace(txn, src.namespace, dst.namespace)  # ids kept
+                    return
             if isinstance(path1, str) and self.isdir(path1):
                 recursive = True
             pairs = self._copy_pairs(path1, path2, recursive, maxdepth)

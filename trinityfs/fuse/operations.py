@@ -39,7 +39,8 @@ from trinityfs.catalog import CatalogSnapshot, Lakehouse, ObjectRef
 from trinityfs.errors import NotFoundError, TrinityError, VersionNotFoundError
 from trinityfs.fs import content as fscontent
 from trinityfs.fs.errors import errno_of, message_of, to_os_error
-from trinityfs.fs.paths import LATEST, VERSIONS_DIR, TrinityPath, encode_name, parse_path
+from trinityfs.fs.model import move_namespace, select_label, versions_dir_names
+from trinityfs.fs.paths import VERSIONS_DIR, TrinityPath, encode_name, parse_path
 from trinityfs.fuse.scratch import DEFAULT_PATTERNS, Origin, ScratchFile, is_scratch_name
 
 log = logging.getLogger("trinityfs.fuse")
@@ -311,6 +312,16 @@ class TrinityOperations:
         self._exports.put(name, (snap, now))
         return snap
 
+    def _export_names(self) -> list[str]:
+        """Names of the exports (listed at most every latest_ttl seconds)."""
+        cached = self._exports.get(("names",))
+        now = time.monotonic()
+        if cached is not None and now - cached[1] < max(self.latest_ttl, 1.0):
+            return cached[0]
+        names = [export.name for export in self.lake.exports()]
+        self._exports.put(("names",), (names, now))
+        return names
+
     def _version_at(self, millis: int) -> int:
         version = self._times.get(millis)
         if version is None:
@@ -332,9 +343,9 @@ class TrinityOperations:
             return _View(tp, snap, writable=not self.read_only, fresh=probed)
         if ref.kind == "number":
             return _View(tp, self._at(ref.number))
-        if ref.millis is not None:
+        if select_label(ref.text, ref.millis, self._export_names()) == "time":
             return _View(tp, self._at(self._version_at(ref.millis)))
-        return _View(tp, self._export(ref.text), history=False)
+        return _View(tp, self._export(ref.text), history=False)  # NotFound if none
 
     def _refresh(self, view: _View) -> _View | None:
         """The same path at a freshly probed latest version, if the view could be stale."""
@@ -580,16 +591,13 @@ class TrinityOperations:
         entries: list = [(".", {"st_mode": dir_mode}, 0), ("..", {"st_mode": dir_mode}, 0)]
         if snap is None:  # /v: versions oldest first, latest, exports
             latest, _ = self._latest(fresh=True)
-            for v in range(self._oldest_version(), latest.version + 1):
-                entries.append((str(v), {"st_mode": dir_mode}, 0))
-            entries.append((LATEST, {"st_mode": dir_mode}, 0))
             try:
-                exports = self.lake.exports()
+                exports = self._export_names()
             except TrinityError as exc:
                 log.warning("cannot list exports: %s", exc)
                 exports = []
-            for export in exports:
-                entries.append((encode_name(export.name), {"st_mode": dir_mode}, 0))
+            for name in versions_dir_names(self._oldest_version(), latest.version, exports):
+                entries.append((encode_name(name), {"st_mode": dir_mode}, 0))
             return entries
         if tp.extra or tp.name is not None:
             raise _os_error(errno.ENOTDIR, "not a directory", path)
@@ -1171,13 +1179,9 @@ class TrinityOperations:
                 raise _os_error(errno.EBUSY, "holds temporary files of this mount", src.tp.path)
 
         def move(txn: Any) -> None:
-            props = txn.namespace_properties(old)
             if txn.namespace_exists(new):
                 txn.drop_namespace(new)  # only an empty one: NamespaceNotEmpty -> ENOTEMPTY
-            txn.create_namespace(new, props)
-            for ref in txn.list_objects(old):
-                txn.rename(ref.kind, old, ref.name, new, ref.name)
-            txn.drop_namespace(old)
+            move_namespace(txn, old, new)  # the same move as trinity://: ids kept
 
         self._commit(f"mv {old} {new}", move)
 

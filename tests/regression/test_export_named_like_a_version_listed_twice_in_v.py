@@ -1,0 +1,40 @@
+"""Issue 12 divergence: an export named 3 was listed twice in the mount's /v. The mount and
+trinity:// now share trinityfs.fs.model (selector precedence, the /v listing, the
+namespace move)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from trinityfs import Lakehouse
+from trinityfs.fs import TrinityFileSystem
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fuse"))
+from fuse_helpers import FUSE, mounted
+
+pytestmark = FUSE
+
+
+@pytest.fixture
+def root(tmp_path) -> str:
+    path = str(tmp_path / "lake")
+    lake = Lakehouse.create(path)
+    lake.create_namespace("sales", {"tier": "gold"})  # 1
+    lake.create_table("sales", "orders", {"table_format": "ICEBERG"})  # 2
+    lake.create_view("sales", "big", {})  # 3
+    lake.export("2000-01-01", version=2)  # 4
+    lake.export("3", version=2)  # 5
+    return path
+
+
+def test_v_lists_each_name_once_and_the_same_in_both(root: str, tmp_path) -> None:
+    fs = TrinityFileSystem(root=root, skip_instance_cache=True)
+    from_fs = [p.rsplit("/", 1)[1] for p in fs.ls("/v", detail=False)]
+    with mounted(root, tmp_path / "mnt") as m:
+        listed = os.listdir(m.path / "v")
+        assert len(listed) == len(set(listed))
+        assert sorted(listed) == sorted(from_fs)
+        assert sorted(os.listdir(m.path / "v" / "3" / "sales")) == ["big", "orders"]

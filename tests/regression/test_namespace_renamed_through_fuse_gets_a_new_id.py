@@ -1,0 +1,45 @@
+"""Issue 12 divergence: a namespace renamed through the FUSE mount got a new id (fs.mv kept
+it). The mount and trinity:// now share trinityfs.fs.model (selector precedence, the /v
+listing, the namespace move)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from trinityfs import Lakehouse
+from trinityfs.fs import TrinityFileSystem
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fuse"))
+from fuse_helpers import FUSE, mounted
+
+pytestmark = FUSE
+
+
+@pytest.fixture
+def root(tmp_path) -> str:
+    path = str(tmp_path / "lake")
+    lake = Lakehouse.create(path)
+    lake.create_namespace("sales", {"tier": "gold"})  # 1
+    lake.create_table("sales", "orders", {"table_format": "ICEBERG"})  # 2
+    lake.create_view("sales", "big", {})  # 3
+    lake.export("2000-01-01", version=2)  # 4
+    lake.export("3", version=2)  # 5
+    return path
+
+
+def test_mount_rename_keeps_the_namespace_id_like_fs_mv(root: str, tmp_path) -> None:
+    before = Lakehouse.open(root).snapshot()
+    ns_id = before.describe_namespace("sales").id
+    table_id = before.describe("table", "sales", "orders").id
+    with mounted(root, tmp_path / "mnt") as m:
+        os.rename(m.path / "sales", m.path / "sales2")
+    after = Lakehouse.open(root).snapshot()
+    assert after.describe_namespace("sales2").id == ns_id
+    assert dict(after.describe_namespace("sales2").properties) == {"tier": "gold"}
+    assert after.describe("table", "sales2", "orders").id == table_id
+    fs = TrinityFileSystem(root=root, skip_instance_cache=True)
+    fs.mv("/sales2", "/sales3")
+    assert fs.info("/sales3")["id"] == ns_id
