@@ -6,6 +6,7 @@ import multiprocessing
 import time
 
 import pytest
+from expire_clock import expiring_later
 from lifecycle_helpers import (
     NO_FSYNC,
     SMALL_TREE,
@@ -134,7 +135,8 @@ def test_expiry(lake) -> None:
         txn.save()
     assert "late" not in lake.list_tables("ns")
     # expiration removes it once it is expired for longer than the grace period
-    report = lake.expire(grace_millis=0)
+    with expiring_later():
+        report = lake.expire(grace_millis=0)
     assert transaction_location(txn.id) in {f.location for f in report.removed}
     with pytest.raises(TransactionNotFoundError):
         lake.load_distributed(txn.id)
@@ -146,13 +148,15 @@ def test_expiration_keeps_what_a_live_transaction_needs(lake) -> None:
     txn.create_table("ns", "pending")
     txn.save()
     make_history(lake, 10)
-    report = lake.expire(max_age_millis=0, min_versions=1, grace_millis=0)
+    with expiring_later():
+        report = lake.expire(max_age_millis=0, min_versions=1, grace_millis=0)
     assert report.oldest_version == base and report.kept_by == "transaction"
     assert report.live_transactions == [txn.id]
     version = lake.load_distributed(txn.id).commit()
     assert "pending" in lake.at(version).list_tables("ns")
     read_fully(lake, version)
-    after = lake.expire(max_age_millis=0, min_versions=1, grace_millis=0)
+    with expiring_later():
+        after = lake.expire(max_age_millis=0, min_versions=1, grace_millis=0)
     assert after.oldest_version == version
     assert lake.fsck().ok and not lake.fsck().orphans
 

@@ -7,6 +7,7 @@ import time
 import uuid
 
 import pytest
+from expire_clock import expiring_later
 from lifecycle_helpers import (
     FAST_TREE,
     NO_FSYNC,
@@ -59,12 +60,14 @@ def test_retention_from_properties_and_overrides(tmp_path) -> None:
     )
     make_history(lake, 20)
     latest = lake.latest_version()
-    report = lake.expire(grace_millis=0)
+    with expiring_later():
+        report = lake.expire(grace_millis=0)
     assert report.policy.min_versions == 5 and report.policy.max_age_millis == 0
     assert lake.oldest_version() == latest - 4 == report.oldest_version
     assert [v.version for v in lake.versions()] == list(range(latest - 4, latest + 1))
     assert report.roots_removed == latest - 4
-    report = lake.expire(min_versions=2, grace_millis=0)  # per-call override
+    with expiring_later():
+        report = lake.expire(min_versions=2, grace_millis=0)  # per-call override
     assert lake.oldest_version() == latest - 1
     with pytest.raises(VersionNotFoundError):
         lake.at(latest - 2)
@@ -79,20 +82,24 @@ def test_max_age_keeps_recent_versions(lake) -> None:
     latest = lake.latest_version()
     # the cutoff falls half a second before the first recent version, whatever the load
     first_recent = lake.version_info(boundary + 1).created_at_millis
-    max_age = int(time.time() * 1000) - first_recent + 500
-    report = lake.expire(max_age_millis=max_age, min_versions=1, grace_millis=0)
+    later = 600_000  # expiration runs ten minutes later (past the grace floor)
+    max_age = int(time.time() * 1000) + later - first_recent + 500
+    with expiring_later(minutes=later / 60_000):
+        report = lake.expire(max_age_millis=max_age, min_versions=1, grace_millis=0)
     assert report.kept_by == "retention"
     assert lake.oldest_version() == boundary + 1
     assert len(lake.versions()) == latest - boundary
     # defaults: 7 days of history are all kept
-    assert lake.expire(grace_millis=0).files_removed == 0
+    with expiring_later():
+        assert lake.expire(grace_millis=0).files_removed == 0
 
 
 def test_dry_run_lists_exactly_what_a_run_removes(lake) -> None:
     lake.export("pin", version=20)
     make_history(lake, 20)
     before = files_under(_path(lake))
-    dry = lake.expire(dry_run=True, **AGGRESSIVE)
+    with expiring_later():
+        dry = lake.expire(dry_run=True, **AGGRESSIVE)
     assert files_under(_path(lake)) == before, "a dry run changes nothing"
     assert not lake.storage.exists(OLDEST_VERSION)
     assert dry.dry_run and dry.files_removed > 0
@@ -100,7 +107,8 @@ def test_dry_run_lists_exactly_what_a_run_removes(lake) -> None:
     kinds = dry.removed_by_kind()
     assert kinds["root"]["files"] == dry.oldest_version == lake.latest_version() - 1
     assert {"node", "definition"} <= set(kinds)
-    real = lake.expire(**AGGRESSIVE)
+    with expiring_later():
+        real = lake.expire(**AGGRESSIVE)
     assert sorted(f.location for f in real.removed) == sorted(f.location for f in dry.removed)
     after = files_under(_path(lake))
     assert set(before) - set(after) == {f.location for f in dry.removed}
@@ -109,7 +117,8 @@ def test_dry_run_lists_exactly_what_a_run_removes(lake) -> None:
 
 def test_marker_is_written_first(lake, tmp_path) -> None:
     storage = CrashingStorage(lake.storage.url, budget=10**9)
-    lifecycle_expire(Lakehouse(storage).engine, **AGGRESSIVE, threads=1)
+    with expiring_later():
+        lifecycle_expire(Lakehouse(storage).engine, **AGGRESSIVE, threads=1)
     assert storage.log[0] == ("write", OLDEST_VERSION)
     assert all(op == "delete" for op, _ in storage.log[1:])
     deleted = [loc for _, loc in storage.log[1:]]
@@ -119,10 +128,12 @@ def test_marker_is_written_first(lake, tmp_path) -> None:
 
 def test_idempotent(lake) -> None:
     lake.export("pin", version=10)
-    first = lake.expire(**AGGRESSIVE)
+    with expiring_later():
+        first = lake.expire(**AGGRESSIVE)
     assert first.files_removed > 0
     state = files_under(_path(lake))
-    again = lake.expire(**AGGRESSIVE)
+    with expiring_later():
+        again = lake.expire(**AGGRESSIVE)
     assert again.files_removed == 0 and again.expired_versions == 0
     assert files_under(_path(lake)) == state
     assert _kept_versions_read(lake)
@@ -174,7 +185,8 @@ def test_crash_at_every_step_then_rerun() -> None:
     options = {"max_age_millis": 0, "min_versions": 3, "grace_millis": 0, "threads": 1}
     reference = copy_store(pristine.storage, f"memory://reference-{uuid.uuid4().hex}")
     counting = CrashingStorage(reference.url, budget=10**9)
-    report = lifecycle_expire(Lakehouse(counting).engine, **options)
+    with expiring_later():
+        report = lifecycle_expire(Lakehouse(counting).engine, **options)
     steps = counting.mutations
     assert steps == report.files_removed + 1  # the marker, then one delete per file
     assert report.live_transactions == [expected["txn"]]
@@ -183,10 +195,11 @@ def test_crash_at_every_step_then_rerun() -> None:
     _assert_healthy(reference.url, expected)
     for k in range(steps):
         work = copy_store(pristine.storage, f"memory://crash{k}-{uuid.uuid4().hex}")
-        with pytest.raises(SimulatedCrash):
+        with pytest.raises(SimulatedCrash), expiring_later():
             lifecycle_expire(Lakehouse(CrashingStorage(work.url, budget=k)).engine, **options)
         _assert_healthy(work.url, expected)  # a crash anywhere leaves a readable lakehouse
-        Lakehouse.open(work.url).expire(max_age_millis=0, min_versions=3, grace_millis=0)
+        with expiring_later():
+            Lakehouse.open(work.url).expire(max_age_millis=0, min_versions=3, grace_millis=0)
         assert files_of(work) == final, f"rerun after a crash at step {k}"
         for loc in final:
             work.delete(loc)
@@ -195,14 +208,14 @@ def test_crash_at_every_step_then_rerun() -> None:
 
 
 def test_orphans_of_a_crashed_commit_are_reclaimed(lake, monkeypatch) -> None:
-    from trinityfs.txn.transaction import Transaction
+    from trinityfs.txn import transaction
 
-    def die(self, version, data):
+    def die(*args, **kwargs):
         raise SimulatedCrash("process died before creating its root")
 
     before = files_under(_path(lake))
     with monkeypatch.context() as m:
-        m.setattr(Transaction, "_create_root", die)
+        m.setattr(transaction, "create_root", die)
         with pytest.raises(SimulatedCrash), lake.transaction() as txn:
             for i in range(12):
                 txn.create_table("ns", f"lost{i}")
@@ -213,7 +226,8 @@ def test_orphans_of_a_crashed_commit_are_reclaimed(lake, monkeypatch) -> None:
     spared = lake.expire(max_age_millis=0, min_versions=1)
     assert orphans <= {f.location for f in spared.spared_young}
     assert orphans <= set(files_under(_path(lake)))
-    report = lake.expire(max_age_millis=0, min_versions=1, grace_millis=0)
+    with expiring_later():
+        report = lake.expire(max_age_millis=0, min_versions=1, grace_millis=0)
     assert orphans <= {f.location for f in report.removed}
     assert not orphans & set(files_under(_path(lake)))
 
@@ -229,7 +243,8 @@ def test_unknown_files_are_never_deleted(lake) -> None:
     }
     for loc, data in strangers.items():
         lake.storage.write(loc, data)
-    report = lake.expire(**AGGRESSIVE)
+    with expiring_later():
+        report = lake.expire(**AGGRESSIVE)
     assert set(strangers) <= {f.location for f in report.unknown_files}
     for loc, data in strangers.items():
         assert lake.storage.read(loc) == data
@@ -245,7 +260,8 @@ def test_unrecorded_export_leftovers(lake) -> None:
     lake.export("real", mode="full")
     young = lake.expire(max_age_millis=0, min_versions=1)  # grace: all spared
     assert "_export_ghost.arrow" in {f.location for f in young.spared_young}
-    report = lake.expire(max_age_millis=0, min_versions=1, grace_millis=0)
+    with expiring_later():
+        report = lake.expire(max_age_millis=0, min_versions=1, grace_millis=0)
     removed = {f.location for f in report.removed}
     assert {"_export_ghost.arrow", "_exports/ghost/_oldest_version.txt"} <= removed
     assert storage.exists("_exports/ghost/notes.md")  # unknown: left
@@ -261,7 +277,8 @@ def test_writer_based_on_an_expired_version_loses_nothing(lake) -> None:
     stale.create_table("ns", "late")
     make_history(lake, 10)
     latest = lake.latest_version()
-    lake.expire(max_age_millis=0, min_versions=2, grace_millis=0)  # roots base, base+1 gone
+    with expiring_later():
+        lake.expire(max_age_millis=0, min_versions=2, grace_millis=0)  # roots base, base+1 gone
     assert not lake.storage.exists(root_node_file(base + 1))
     with pytest.raises(TransactionExpiredError, match="expired"):
         stale.commit()
@@ -284,7 +301,8 @@ def test_writer_whose_base_alone_was_expired_commits_or_fails_cleanly(lake) -> N
     stale.create_table("ns", "late")
     lake.create_table("ns", "winner")
     make_history(lake, 3)
-    lake.expire(max_age_millis=0, min_versions=4, grace_millis=0)
+    with expiring_later():
+        lake.expire(max_age_millis=0, min_versions=4, grace_millis=0)
     assert lake.oldest_version() == base + 1
     other_process = Lakehouse.open(lake.url)  # no cached roots
     elsewhere = other_process.transaction(version=base + 1)
@@ -296,22 +314,28 @@ def test_writer_whose_base_alone_was_expired_commits_or_fails_cleanly(lake) -> N
         assert {"late", "winner"} <= set(lake.list_tables("ns"))
     elsewhere.create_table("ns", "late2")
     lake.create_table("ns", "x")
-    lake.expire(max_age_millis=0, min_versions=1, grace_millis=0)
+    with expiring_later():
+        lake.expire(max_age_millis=0, min_versions=1, grace_millis=0)
     with pytest.raises(TrinityError):  # its base, base+1, is gone: cannot validate
         elsewhere.commit()
     assert "late2" not in lake.list_tables("ns")
     assert lake.fsck().ok
 
 
-def test_grace_protects_running_transactions(lake) -> None:
+def test_grace_protects_running_transactions(tmp_path) -> None:
     """With a grace period longer than a transaction, the transaction commits normally
     even if expiration ran since it began: its base and everything newer are kept."""
-    time.sleep(0.5)  # the history is now older than the grace period below
+    lake = Lakehouse.create(
+        str(tmp_path / "lake"), storage_options=NO_FSYNC, txn_ttl_millis=2000, **SMALL_TREE
+    )
+    make_history(lake, 50, tables=30)
+    time.sleep(2.6)  # the history is now older than the grace period (and its margin)
     running = lake.transaction()
     base = running.version
     running.create_table("ns", "slow")
     make_history(lake, 5)
     report = lake.expire(max_age_millis=0, min_versions=1, grace_millis=300)
+    assert report.policy.grace_millis == 2000  # the floor: the txn TTL
     assert report.kept_by == "grace" and report.oldest_version == base
     version = running.commit()
     assert "slow" in lake.at(version).list_tables("ns")
@@ -353,8 +377,10 @@ def test_expire_10000_versions_with_exports(tmp_path) -> None:
     ahead = lake.version_info(latest).created_at_millis - time.time() * 1000
     time.sleep(max(0.0, ahead / 1000) + 0.05)
     fresh = Lakehouse.open(path, storage_options=NO_FSYNC)  # cold caches: real requests
-    dry = fresh.expire(max_age_millis=0, min_versions=3, grace_millis=0, dry_run=True)
-    report = fresh.expire(max_age_millis=0, min_versions=3, grace_millis=0)
+    with expiring_later():
+        dry = fresh.expire(max_age_millis=0, min_versions=3, grace_millis=0, dry_run=True)
+    with expiring_later():
+        report = fresh.expire(max_age_millis=0, min_versions=3, grace_millis=0)
     assert report.oldest_version == latest - 2 == fresh.oldest_version()
     assert report.roots_removed == latest - 2
     assert report.files_removed == dry.files_removed
@@ -369,7 +395,8 @@ def test_expire_10000_versions_with_exports(tmp_path) -> None:
         assert read_fully(fresh, export=name) == content
     _kept_versions_read(fresh)
     assert fresh.fsck().ok
-    assert fresh.expire(max_age_millis=0, min_versions=3, grace_millis=0).files_removed == 0
+    with expiring_later():
+        assert fresh.expire(max_age_millis=0, min_versions=3, grace_millis=0).files_removed == 0
     elapsed = time.monotonic() - started
     print(
         f"\n10k versions: build {build:.1f}s, expire {report.elapsed_seconds:.2f}s, "

@@ -7,6 +7,7 @@ import shutil
 import uuid
 
 import pytest
+from expire_clock import expiring_later
 from lifecycle_helpers import NO_FSYNC, SMALL_TREE, files_under, make_history, read_fully
 
 from trinityfs import Lakehouse
@@ -191,7 +192,8 @@ def test_leftovers_of_a_crashed_export_block_the_name_until_dropped(lake) -> Non
 
 
 def test_export_of_an_expired_version_is_refused(lake) -> None:
-    lake.expire(max_age_millis=0, min_versions=2, grace_millis=0)
+    with expiring_later():
+        lake.expire(max_age_millis=0, min_versions=2, grace_millis=0)
     with pytest.raises(VersionNotFoundError, match="expired"):
         lake.export("old", version=1)
     with pytest.raises(InvalidArgumentError):
@@ -218,7 +220,8 @@ def test_on_s3_full_export_copied_to_another_bucket(s3_bucket, s3_storage_option
     copy = Lakehouse.open(target.url, storage_options=s3_storage_options)
     assert read_fully(copy) == before
     assert copy.fsck().ok
-    report = lake.expire(max_age_millis=0, min_versions=1, grace_millis=0)
+    with expiring_later():
+        report = lake.expire(max_age_millis=0, min_versions=1, grace_millis=0)
     assert report.roots_removed > 0 and not report.spared_young
     assert read_fully(lake, export="m") == before == read_fully(lake, export="f")
     assert lake.fsck().ok
@@ -232,7 +235,8 @@ def test_export_of_a_version_expired_while_exporting(lake, monkeypatch) -> None:
     record = exports._record
 
     def expire_first(engine, name, location):
-        lake.expire(max_age_millis=0, min_versions=1, grace_millis=0)
+        with expiring_later():
+            lake.expire(max_age_millis=0, min_versions=1, grace_millis=0)
         record(engine, name, location)
 
     monkeypatch.setattr(exports, "_record", expire_first)

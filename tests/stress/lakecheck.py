@@ -6,7 +6,6 @@ implementation, so a bug in the engine's own garbage collector cannot hide a bug
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -121,10 +120,10 @@ def reclaim(lake: Lakehouse) -> int:
         assert report.ok, f"fsck: {report.errors[:3]}"
         theirs = {f.location for f in (*report.orphans, *report.unknown_files)}
         assert theirs == set(found), f"fsck disagrees on orphans: {sorted(theirs ^ set(found))}"
-        for _ in range(3):
-            if not lake.expire(grace_millis=0).spared_young:
-                break
-            time.sleep(0.05)  # a file written within the clock's resolution of "now"
+        from expire_clock import expiring_later  # past the grace floor (longest commit)
+
+        with expiring_later():
+            lake.expire(grace_millis=0)
         left, _ = orphans(lake)
         assert not left, f"garbage collection left orphans: {left[:5]}"
     else:

@@ -29,8 +29,7 @@ from trinityfs.format.definitions import (
     validate_lakehouse_def,
 )
 from trinityfs.format.keys import KeyCodec
-from trinityfs.format.nodefile import encode_node
-from trinityfs.format.paths import new_lakehouse_def_location, parse_root_node_file, root_node_file
+from trinityfs.format.paths import new_lakehouse_def_location, parse_root_node_file
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.lifecycle import (
     DroppedExport,
@@ -44,8 +43,10 @@ from trinityfs.lifecycle import exports as _exports
 from trinityfs.lifecycle.expire import expire as _expire_versions
 from trinityfs.lifecycle.fsck import fsck as _fsck_lakehouse
 from trinityfs.storage import Storage
-from trinityfs.tree import Node, TreeStats, TreeWriter, check_tree
-from trinityfs.txn.engine import Engine, diff_snapshots, now_millis
+from trinityfs.tree import TreeStats, check_tree
+from trinityfs.txn.engine import Engine, diff_snapshots
+from trinityfs.txn.publish import create_first
+from trinityfs.txn.publish import rollback as _rollback
 from trinityfs.txn.snapshot import Snapshot
 from trinityfs.txn.transaction import Transaction
 
@@ -101,12 +102,9 @@ class Lakehouse:
         validate_lakehouse_def(ldef)
         ldef_location = new_lakehouse_def_location()
         storage.write_immutable(ldef_location, encode_definition(ldef))
-        root = Node.empty_leaf()
-        root.system = {"lakehouse_def": ldef_location, "created_at_millis": str(now_millis())}
-        created = lakehouse.engine.roots.create(0, encode_node(root.to_file(), ldef.order))
+        created = create_first(lakehouse.engine, ldef_location, ldef.order)
         if not created and not exist_ok:
             raise AlreadyExistsError(f"a lakehouse already exists at {storage.url}")
-        lakehouse.engine.roots.write_hint(0)
         return lakehouse
 
     @classmethod
@@ -325,31 +323,11 @@ class Lakehouse:
         )
 
     def rollback(self, version: int) -> int:
-        """Roll forward to a new version whose tree equals `version`'s; returns it."""
-        target = self.engine.snapshot(version)
-        while True:
-            latest = self.engine.snapshot()
-            new_version = latest.version + 1
-            nodes = self.engine.nodes(target.lakehouse_def.order)
-            writer = TreeWriter(
-                nodes,
-                target.lakehouse_def.order,
-                self.engine.budget(latest.lakehouse_def),
-                new_version,
-            )
-            root = writer.commit(target.root, {})
-            root.system = {
-                # exports and settings belong to the lakehouse, not to the rolled-back tree
-                "lakehouse_def": latest.lakehouse_def_location,
-                "previous_root": root_node_file(latest.version),
-                "rollback_from_root": root_node_file(latest.version),
-                "created_at_millis": str(max(now_millis(), latest.created_at_millis + 1)),
-            }
-            nodes.write_new_nodes(root)
-            data = encode_node(root.to_file(), target.lakehouse_def.order)
-            if self.engine.roots.create(new_version, data):
-                self.engine.roots.write_hint(new_version)
-                return new_version
+        """Roll forward to a new version whose tree equals `version`'s; returns it.
+
+        VersionNotFoundError when `version` is (or gets, while this runs) expired.
+        """
+        return _rollback(self.engine, version)
 
     # -- verification ---------------------------------------------------------------
 

@@ -41,8 +41,10 @@ import uuid
 
 from trinityfs.errors import (
     AlreadyExistsError,
+    AmbiguousWriteError,
     CorruptFileError,
     InvalidArgumentError,
+    StorageError,
     StorageFileNotFoundError,
     TransactionExpiredError,
     TransactionNotFoundError,
@@ -56,7 +58,6 @@ from trinityfs.format.definitions import (
     validate_lakehouse_def,
 )
 from trinityfs.format.keys import KEY_LAKEHOUSE_DEF
-from trinityfs.format.nodefile import encode_node
 from trinityfs.format.paths import (
     new_lakehouse_def_location,
     new_node_location,
@@ -65,9 +66,10 @@ from trinityfs.format.paths import (
     transaction_location,
 )
 from trinityfs.format.trinitylake_pb2 import LakehouseDef, TransactionDef
-from trinityfs.tree import TreeWriter
+from trinityfs.storage.settle import create_settled, forget_unsettled, settle, unsettled
 from trinityfs.txn.conflicts import LAKEHOUSE_DEF_KEY, Dependencies
 from trinityfs.txn.engine import Engine, now_millis
+from trinityfs.txn.publish import build_root
 from trinityfs.txn.snapshot import Snapshot
 from trinityfs.txn.transaction import Transaction
 
@@ -78,6 +80,8 @@ DEPENDENCIES_ROW = "trinityfs_dependencies"
 
 class DistributedTxn(Transaction):
     """A `Transaction` whose state can be saved and loaded by id in another process."""
+
+    source_may_be_old = True  # its base may be long past: re-validated in the commit
 
     def __init__(self, engine: Engine, base: Snapshot, tdef: TransactionDef):
         super().__init__(engine, base, tdef.isolation_level)
@@ -120,20 +124,19 @@ class DistributedTxn(Transaction):
         storage.write_immutable_many(files)
         running = self.tdef.beginning_root_node_file_path
         if self.pending or self.new_lakehouse_def is not None:
-            order = base.lakehouse_def.order
-            nodes = self.engine.nodes(order)
-            version = base.version + 1
-            writer = TreeWriter(nodes, order, self.engine.budget(base.lakehouse_def), version)
-            root = writer.commit(base.root, self.pending)
-            root.system = {
-                KEY_LAKEHOUSE_DEF: ldef_location,
-                "previous_root": root_node_file(base.version),
-                "created_at_millis": str(now_millis()),
-                DEPENDENCIES_ROW: _dependencies_to_json(self.deps),
-            }
-            nodes.write_new_nodes(root)
+            data, _root = build_root(
+                self.engine,
+                base.version + 1,
+                base.root,
+                self.pending,
+                order=base.lakehouse_def.order,
+                budget=self.engine.budget(base.lakehouse_def),
+                lakehouse_def=ldef_location,
+                previous=base,
+                extra={DEPENDENCIES_ROW: _dependencies_to_json(self.deps)},
+            )
             running = new_node_location()
-            storage.write_immutable(running, encode_node(root.to_file(), order))
+            storage.write_immutable(running, data)
         tdef = TransactionDef()
         tdef.CopyFrom(self.tdef)
         tdef.running_root_node_file_path = running
@@ -149,14 +152,19 @@ class DistributedTxn(Transaction):
     # -- commit and abort ---------------------------------------------------------
 
     def commit(self) -> int:
-        """Commit from this process; the stored transaction is removed afterwards."""
-        self._check_open()
-        self.check_alive()
+        """Commit from this process; the stored transaction is removed afterwards.
+
+        After an unknown outcome (AmbiguousWriteError) calling commit again settles it:
+        the version if it landed, else a new attempt.
+        """
         storage = self.engine.storage
-        if not storage.exists(self.location):
-            raise TransactionNotFoundError(
-                f"distributed transaction {self.id} was committed or aborted elsewhere"
-            )
+        if not self.unsettled:
+            self._check_open()
+            self.check_alive()
+            if not storage.exists(self.location):
+                raise TransactionNotFoundError(
+                    f"distributed transaction {self.id} was committed or aborted elsewhere"
+                )
         version = super().commit()
         try:
             storage.delete(self.location)
@@ -171,7 +179,8 @@ class DistributedTxn(Transaction):
         return version
 
     def abort(self) -> None:
-        """Forget the transaction everywhere: its stored state is deleted."""
+        """Forget the transaction everywhere: its stored state is deleted (unless a
+        commit with an unknown outcome turns out to have landed: TransactionClosedError)."""
         super().abort()
         self.engine.storage.delete(self.location)
 
@@ -190,6 +199,7 @@ def begin(
     ttl = ldef.txn_ttl_millis if ttl_millis is None else ttl_millis
     if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl <= 0:
         raise InvalidArgumentError(f"a transaction's ttl_millis must be an int > 0, got {ttl!r}")
+    generated = txn_id is None
     txn_id = str(uuid.uuid4()) if txn_id is None else txn_id
     location = transaction_location(txn_id)  # validates the id
     began = now_millis()
@@ -202,8 +212,35 @@ def begin(
         began_at_millis=began,
         expire_at_millis=began + ttl,
     )
-    if not engine.storage.create_if_absent(location, encode_definition(tdef)):
-        raise AlreadyExistsError(f"a distributed transaction with id {txn_id!r} already exists")
+    data = encode_definition(tdef)
+    earlier = unsettled(engine.storage, location)
+    try:
+        created = create_settled(
+            engine.storage, location, data, f"distributed transaction {txn_id}"
+        )
+    except AmbiguousWriteError:
+        if not generated:
+            raise  # begin again with the same id: it recognizes its own file
+        # nobody else knows a generated id: remove what may have landed, so that no
+        # orphan transaction file pins expiration for its whole TTL
+        try:
+            engine.storage.delete(location)
+        except TrinityError:
+            raise AmbiguousWriteError(
+                f"beginning distributed transaction {txn_id} had an unknown outcome and its "
+                "file could not be removed; expiration removes it after its TTL"
+            ) from None
+        forget_unsettled(engine.storage, location)
+        raise StorageError(
+            f"beginning a distributed transaction failed (the store did not confirm "
+            f"{location}); nothing was begun, begin again"
+        ) from None
+    if not created:
+        if earlier is None or settle(engine.storage, location, earlier) is not True:
+            raise AlreadyExistsError(f"a distributed transaction with id {txn_id!r} already exists")
+        # our own earlier begin, whose outcome was unknown, landed: adopt it
+        tdef = decode_definition(earlier, TransactionDef, location)
+        base = engine.snapshot(parse_root_node_file(tdef.beginning_root_node_file_path))
     return DistributedTxn(engine, base, tdef)
 
 

@@ -5,19 +5,29 @@ Retention comes from the latest LakehouseDef's properties, overridable per call:
 ``version.min-versions-to-keep`` (default 3). A version is kept when it is younger than
 the max age or among the newest min-versions. The grace period (default the
 LakehouseDef's ``txn_ttl_millis``, overridable per call) protects what running
-transactions may still use; a safety margin of a quarter of it (at most one minute)
+transactions may still use; it never goes below the *grace floor*, the longest a
+commit may take from writing its files to creating its root (the commit budget,
+`trinityfs.txn.backoff.COMMIT_BUDGET_SECONDS`, or ``txn_ttl_millis`` when shorter),
+whatever the caller asks. A safety margin of a quarter of it (at most one minute)
 absorbs clock skew between writers, the store and this process.
+
+The markers are advisory (`trinityfs/lifecycle/markers.py`): what is live is computed
+from the roots themselves. The latest version is found by probing roots; the listed
+roots give the oldest readable one; a marker that names no root (above the latest,
+or a deleted root) is reported and rewritten, never obeyed.
 
 Steps (each one idempotent; a crash anywhere leaves a lakehouse that reads correctly and
 that the next run finishes cleaning):
 
-1. List the root once and read the distributed transaction files.
+1. List the root once, check the markers against the listed roots, and read the
+   distributed transaction files.
 2. Choose the oldest version to keep, K = the smallest of: the retention bound, the
    version before the first root created within the grace period, and the base
    version of every distributed transaction not expired for longer than the grace
-   period; never below the current ``_oldest_version.txt`` (the marker never moves
-   back) and never above the latest version.
-3. Write ``_oldest_version.txt`` = K **first**: from then on no reader relies on an
+   period; never below the oldest readable version (a true marker never moves back)
+   and never above the latest ``min_versions`` versions, whatever the marker says.
+3. Write ``_oldest_version.txt`` = K **first** (unless a concurrent expiration already
+   moved it higher; a lying marker is rewritten): from then on no reader relies on an
    older root.
 4. Delete the roots of versions below K.
 5. Mark every file reachable from the roots K..latest (the latest is read again after
@@ -71,11 +81,22 @@ after listing, files of commits still in flight, running roots of distributed
 transactions saved meanwhile, and full exports still being copied (their directory is
 spared while any of its files is young).
 
+(e) A rollback (or a distributed transaction) builds on an older tree: it re-checks,
+right before creating its root, that the version it builds on is not below the marker
+and that its root still exists (`trinityfs.txn.publish`); expiration writes the marker
+and deletes that root before it marks, so a rollback that passes the check is seen
+by the marking of any expiration that could sweep its files, except one that deleted
+the target in the instant between the check and the create: the rollback then finds
+the target gone after its create, checks its new root file by file and, when files
+are gone, commits the previous tree again on top and fails.
+
+(f) Overlapping expirations: each chooses K from the roots, not from the marker; a
+marker is only moved forward (re-read right before writing); roots that vanish while
+marking (another run with a stricter policy deleted them) make marking restart above
+them, and after the sweep a marker left below the kept range is moved up to it.
+
 What expiration does not protect: readers of versions below K (time travel to an
-expired version fails with VersionNotFoundError or, mid-read, StorageFileNotFoundError),
-and a rollback to a version that is being expired at the same moment (roll back to
-versions at or above ``_oldest_version.txt``). Run one expiration at a time; two at
-once remove nothing live, but the later marker write may land lower than the other's.
+expired version fails with VersionNotFoundError or, mid-read, StorageFileNotFoundError).
 
 Idempotent and resumable: the marker only moves forward; roots below it are deleted by
 whichever run sees them; marking depends only on kept roots, which no step deletes;
@@ -84,6 +105,7 @@ deleting a file that is already gone is not an error.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -95,9 +117,10 @@ from trinityfs.format.definitions import (
     PROP_VERSION_MAX_AGE_MILLIS,
     PROP_VERSION_MIN_TO_KEEP,
 )
-from trinityfs.format.paths import OLDEST_VERSION
+from trinityfs.format.paths import OLDEST_VERSION, parse_root_node_file
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.lifecycle.gc import (
+    LiveSet,
     delete_all,
     find_unreachable,
     mark_live,
@@ -105,7 +128,11 @@ from trinityfs.lifecycle.gc import (
 )
 from trinityfs.lifecycle.inventory import ROOT, Inventory, StoredFile
 from trinityfs.lifecycle.mark import DEFAULT_THREADS
+from trinityfs.lifecycle.markers import MarkerState, assess
+from trinityfs.txn.backoff import commit_window_millis
 from trinityfs.txn.engine import Engine, now_millis
+
+log = logging.getLogger(__name__)
 
 MAX_MARGIN_MILLIS = 60_000
 
@@ -114,7 +141,8 @@ MAX_MARGIN_MILLIS = 60_000
 class RetentionPolicy:
     max_age_millis: int
     min_versions: int
-    grace_millis: int
+    grace_millis: int  # in effect: never below the floor
+    grace_floor_millis: int = 0  # the longest a commit may take (retry budget, txn TTL)
 
     @property
     def margin_millis(self) -> int:
@@ -146,7 +174,9 @@ class RetentionPolicy:
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
                 raise InvalidArgumentError(f"{name} must be an int >= {minimum}, got {value!r}")
-        return cls(max_age_millis, min_versions, grace_millis)
+        # A commit in flight may have written its files up to this long ago.
+        floor = commit_window_millis(ldef)
+        return cls(max_age_millis, min_versions, max(grace_millis, floor), floor)
 
 
 @dataclass
@@ -165,6 +195,7 @@ class ExpireReport:
     unknown_files: list[StoredFile] = field(default_factory=list)
     live_transactions: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # referenced but absent (run fsck)
+    marker_problems: list[str] = field(default_factory=list)  # what the markers got wrong
     marked: dict[str, int] = field(default_factory=dict)
     requests: dict[str, int] = field(default_factory=dict)
     phase_seconds: dict[str, float] = field(default_factory=dict)
@@ -208,6 +239,7 @@ class ExpireReport:
                 "max_age_millis": self.policy.max_age_millis,
                 "min_versions": self.policy.min_versions,
                 "grace_millis": self.policy.grace_millis,
+                "grace_floor_millis": self.policy.grace_floor_millis,
             },
             "cutoff_millis": self.cutoff_millis,
             "files_removed": self.files_removed,
@@ -217,6 +249,7 @@ class ExpireReport:
             "unknown_files": len(self.unknown_files),
             "live_transactions": self.live_transactions,
             "missing": self.missing,
+            "marker_problems": self.marker_problems,
             "marked": self.marked,
             "requests": self.requests,
             "phase_seconds": {k: round(v, 4) for k, v in self.phase_seconds.items()},
@@ -244,8 +277,7 @@ def expire(
     started = time.perf_counter()
     now = now_millis()
     roots = engine.roots
-    previous_oldest = roots.oldest_version()
-    latest = roots.latest_version()
+    latest = roots.latest_version()  # probed: the roots decide, markers only start it
     policy = RetentionPolicy.of(
         engine.snapshot(latest).lakehouse_def, max_age_millis, min_versions, grace_millis
     )
@@ -259,24 +291,33 @@ def expire(
         phases[name] = now_ - clock[0]
         clock[0] = now_
 
-    # 1. one listing, and the distributed transactions
+    # 1. one listing, the markers against the roots, and the distributed transactions
     inventory = Inventory.scan(storage)
+    markers = assess(storage, inventory, latest)
+    previous_oldest = markers.oldest
     transactions = scan_transactions(storage, inventory, threads)
     live_txns = [t for t in transactions if t.live(cutoff)]
     phase("list")
 
-    # 2. the oldest version to keep
+    # 2. the oldest version to keep: never above the latest min_versions
     keep_from, kept_by = _oldest_to_keep(
         engine, previous_oldest, latest, now, policy, cutoff, [t.base_version for t in live_txns]
     )
+    protected = max(latest - policy.min_versions + 1, 0)
+    if keep_from > protected:  # whatever the marker says
+        keep_from, kept_by = protected, "min_versions"
+    listed = inventory.roots()
+    if keep_from < markers.floor and not any(keep_from <= v < markers.floor for v in listed):
+        keep_from = markers.floor  # those roots are gone already: keep what exists
     report = ExpireReport(dry_run, latest, previous_oldest, keep_from, kept_by, policy, cutoff)
     report.live_transactions = sorted(t.tdef.id for t in live_txns if t.tdef is not None)
+    report.marker_problems = [f"{loc}: {msg}" for _sev, loc, msg in markers.problems]
     phase("choose")
 
-    # 3. the marker first, 4. then the roots below it
-    if not dry_run and keep_from > previous_oldest:
-        storage.write(OLDEST_VERSION, str(keep_from).encode())
-    old_roots = [(v, f) for v, f in sorted(inventory.roots().items()) if v < keep_from]
+    # 3. the marker first (repaired when it lies), 4. then the roots below it
+    if not dry_run:
+        _write_marker(engine, markers, keep_from)
+    old_roots = [(v, f) for v, f in sorted(listed.items()) if v < keep_from]
     if not dry_run:
         delete_all(storage, [f.location for _, f in old_roots], threads)
         for version, _ in old_roots:
@@ -285,11 +326,11 @@ def expire(
     phase("delete_roots")
 
     # 5. mark
-    live = mark_live(engine, keep_from, transactions, cutoff, threads=threads)
+    live = _mark(engine, keep_from, transactions, cutoff, threads, report)
     report.latest_version = live.last_version
     report.missing = sorted({loc for loc, _ in live.marker.missing})
     report.marked = {
-        "versions": live.last_version - keep_from + 1,
+        "versions": live.last_version - live.first_version + 1,
         "nodes": len(live.marker.nodes),
         "definitions": len(live.marker.definitions),
         "lakehouse_defs": len(live.marker.lakehouse_defs),
@@ -308,6 +349,7 @@ def expire(
     sweep = find_unreachable(inventory, live, cutoff)
     if not dry_run:
         delete_all(storage, [f.location for f in sweep.garbage], threads)
+        _repair_marker_after(engine, live.first_version)
     report.removed.extend(sweep.garbage)
     report.spared_young = sweep.young
     report.unknown_files = sweep.unknown
@@ -317,6 +359,72 @@ def expire(
     report.requests = {k: after[k] - requests_before[k] for k in after}
     report.elapsed_seconds = time.perf_counter() - started
     return report
+
+
+def _write_marker(engine: Engine, markers: MarkerState, keep_from: int) -> None:
+    """Move `_oldest_version.txt` to `keep_from`: forward only, unless it lies (then it
+    is rewritten to the truth). Re-read right before writing, so that a concurrent
+    expiration's higher marker is not moved back."""
+    raw = markers.oldest_marker
+    if markers.oldest_is_lie:
+        log.warning(
+            "%s said %s, which names no root (latest is %d): rewritten to %d",
+            OLDEST_VERSION,
+            raw,
+            markers.latest,
+            keep_from,
+        )
+    elif raw is not None and raw >= keep_from:
+        return
+    current = engine.roots.oldest_marker()
+    moved = current != raw and current is not None and keep_from <= current <= markers.latest
+    if moved and engine.roots.marker_is_real(current):
+        return  # another expiration moved it further meanwhile
+    engine.storage.write(OLDEST_VERSION, str(keep_from).encode())
+
+
+def _mark(
+    engine: Engine,
+    keep_from: int,
+    transactions: list,
+    cutoff: int,
+    threads: int,
+    report: ExpireReport,
+) -> LiveSet:
+    """Mark from `keep_from`, tolerating roots deleted meanwhile.
+
+    Another expiration running at the same time with a stricter policy deletes roots
+    of our kept range (and sweeps what only they reach); without a compare-and-swap
+    its marker may even be overwritten by ours. Roots gone while we mark are expired
+    for good: mark again from the version after the newest missing root (every root
+    from there to the latest exists), so that nothing reachable from an existing root
+    above them is swept; the marker is repaired after the sweep.
+    """
+    live = mark_live(engine, keep_from, transactions, cutoff, threads=threads)
+    for _ in range(5):
+        gone = [v for loc, _ in live.marker.missing if (v := parse_root_node_file(loc)) is not None]
+        if not gone or max(gone) >= live.last_version:
+            break
+        first = max(gone) + 1
+        log.warning(
+            "roots of versions %s disappeared while marking (a concurrent expiration?): "
+            "keeping versions from %d",
+            sorted(gone),
+            first,
+        )
+        live = mark_live(engine, first, transactions, cutoff, threads=threads)
+        report.oldest_version = first
+        report.kept_by = "concurrent expiration"
+    return live
+
+
+def _repair_marker_after(engine: Engine, first_kept: int) -> None:
+    """After a run: a marker below the oldest version this run kept (two expirations
+    raced and the lower marker was written last) moves up to it; the roots below are
+    gone or unmarked, so the marker must not promise them."""
+    current = engine.roots.oldest_marker()
+    if current is None or current < first_kept:
+        engine.storage.write(OLDEST_VERSION, str(first_kept).encode())
 
 
 def _oldest_to_keep(

@@ -75,6 +75,7 @@ from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.lifecycle.inventory import COLLECTABLE, MARKER, ROOT, Inventory, StoredFile
 from trinityfs.lifecycle.mark import DEFAULT_THREADS, Marker
 from trinityfs.storage import Storage
+from trinityfs.storage.settle import create_settled
 from trinityfs.tree import Node
 from trinityfs.txn.conflicts import LAKEHOUSE_DEF_KEY
 from trinityfs.txn.engine import Engine
@@ -360,7 +361,7 @@ def _copy_root(
     written.extend(loc for loc, _ in copies)
     _write_all(storage, copies, report, threads)
     report.set("root", len(copies) + 1)
-    if not storage.create_if_absent(target, data):
+    if not create_settled(storage, target, data, f"the root of export {name!r}"):
         raise AlreadyExistsError(
             f"{target} already exists (another export of that name is being written, or "
             f"an earlier one crashed: drop_export({name!r}) removes it)"
@@ -389,7 +390,7 @@ def _full(engine: Engine, name: str, version: int, report: _Progress, threads: i
         raise VersionNotFoundError(f"version {version} does not exist") from None
     # Claim the directory first: one export per name writes into it.
     marker_bytes = str(version).encode()
-    if not target.create_if_absent(OLDEST_VERSION, marker_bytes):
+    if not create_settled(target, OLDEST_VERSION, marker_bytes, f"the claim of export {name!r}"):
         raise AlreadyExistsError(
             f"{prefix} is already in use (another export of that name is being written, "
             f"or an earlier one crashed: drop_export({name!r}) removes it)"
@@ -426,7 +427,7 @@ def _full(engine: Engine, name: str, version: int, report: _Progress, threads: i
     root.system[KEY_LAKEHOUSE_DEF] = new_ldef_location
     root_bytes = encode_node(root, order)
     target.write(LATEST_HINT, marker_bytes)
-    if not target.create_if_absent(root_name, root_bytes):
+    if not create_settled(target, root_name, root_bytes, f"the root of export {name!r}"):
         raise AlreadyExistsError(f"{prefix}{root_name} was created by another export meanwhile")
     report.add(len(root_bytes))
     return ExportInfo(

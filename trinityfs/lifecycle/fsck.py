@@ -55,12 +55,13 @@ from trinityfs.format.keys import (
     decode_type_id,
 )
 from trinityfs.format.nodefile import NodeFile, decode_node
-from trinityfs.format.paths import LATEST_HINT, OLDEST_VERSION, parse_root_node_file, root_node_file
+from trinityfs.format.paths import parse_root_node_file, root_node_file
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.lifecycle.exports import export_root_version, export_storage
 from trinityfs.lifecycle.gc import LiveSet, find_unreachable, scan_transactions
 from trinityfs.lifecycle.inventory import Inventory, StoredFile
 from trinityfs.lifecycle.mark import DEFAULT_THREADS, Marker
+from trinityfs.lifecycle.markers import assess
 from trinityfs.storage import Storage
 from trinityfs.tree import Node, NodeStore, check_tree
 from trinityfs.txn.engine import Engine, now_millis
@@ -163,13 +164,14 @@ def _fsck(engine: Engine, report: FsckReport, threads: int) -> None:
     storage = engine.storage
     now = now_millis()
     inventory = Inventory.scan(storage)
-    _check_markers(storage, report)
-    oldest = engine.roots.oldest_version()
     try:
         latest = engine.roots.latest_version()
+        oldest = engine.roots.oldest_version()  # checked against the roots
     except LakehouseNotFoundError as exc:
         report.error("missing", "", str(exc))
         return
+    for severity, location, message in assess(storage, inventory, latest).problems:
+        (report.error if severity == "error" else report.warn)("marker", location, message)
     report.oldest_version, report.latest_version = oldest, latest
     roots = inventory.roots()
     for version in sorted(v for v in roots if v > latest):
@@ -281,19 +283,6 @@ def _fsck(engine: Engine, report: FsckReport, threads: int) -> None:
     sweep = find_unreachable(inventory, live, now, include_roots=True)
     report.orphans = sweep.garbage + sweep.young
     report.unknown_files = sweep.unknown
-
-
-def _check_markers(storage: Storage, report: FsckReport) -> None:
-    for location in (OLDEST_VERSION, LATEST_HINT):
-        try:
-            text = storage.read(location)
-        except StorageFileNotFoundError:
-            continue
-        try:
-            int(text.decode("ascii").strip())
-        except (UnicodeDecodeError, ValueError):
-            kind = report.error if location == OLDEST_VERSION else report.warn
-            kind("marker", location, f"not a decimal version: {text[:40]!r}")
 
 
 def _lakehouse_def(

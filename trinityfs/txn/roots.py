@@ -12,12 +12,9 @@ import threading
 from collections import OrderedDict
 
 from trinityfs.errors import (
-    AmbiguousWriteError,
     LakehouseNotFoundError,
-    StorageError,
     StorageFileNotFoundError,
     TrinityError,
-    UnsupportedStorageError,
     VersionNotFoundError,
 )
 from trinityfs.format.definitions import decode_definition, validate_lakehouse_def
@@ -30,12 +27,22 @@ from trinityfs.format.paths import (
 )
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.storage import Storage
+from trinityfs.storage.settle import create_settled
 from trinityfs.tree import Node
 
 log = logging.getLogger(__name__)
 
 MAX_VERSION = 2**63 - 1
-READBACK_ATTEMPTS = 5
+
+
+def parse_marker(text: bytes) -> int | None:
+    """The version a marker file holds, None when it is not a decimal version."""
+    try:
+        value = int(text.decode("ascii").strip())
+    except (UnicodeDecodeError, ValueError):
+        log.debug("ignoring a malformed marker %r", text[:40])
+        return None
+    return value if 0 <= value <= MAX_VERSION else None
 
 
 class RootStore:
@@ -50,24 +57,37 @@ class RootStore:
     # -- markers --------------------------------------------------------------------
 
     def _read_marker(self, location: str) -> int | None:
-        """A decimal marker file, or None when missing or malformed (never trusted blindly)."""
+        """A decimal marker file, or None when missing or malformed.
+
+        Markers are advisory (a reader probes the roots they point to): a malformed one
+        is ignored quietly (the next commit rewrites the hint; fsck reports both).
+        """
         try:
             text = self.storage.read(location)
         except StorageFileNotFoundError:
             return None
-        try:
-            value = int(text.decode("ascii").strip())
-        except (UnicodeDecodeError, ValueError):
-            log.warning("ignoring malformed %s", location)
-            return None
-        return value if 0 <= value <= MAX_VERSION else None
+        return parse_marker(text)
 
     def read_hint(self) -> int | None:
         return self._read_marker(LATEST_HINT)
 
+    def oldest_marker(self) -> int | None:
+        """What `_oldest_version.txt` says (None: absent or malformed), unchecked."""
+        return self._read_marker(OLDEST_VERSION)
+
     def oldest_version(self) -> int:
-        """The guaranteed oldest readable version (0 unless expiration moved it)."""
-        return self._read_marker(OLDEST_VERSION) or 0
+        """The oldest readable version: the marker when its root exists, else the
+        oldest root found by listing (a marker that names no root is a lie: a bit
+        flip, a restored backup, or an expiration that raced another)."""
+        marker = self.oldest_marker() or 0
+        if self.exists(marker):
+            return marker
+        log.debug("%s says %d but that root does not exist", OLDEST_VERSION, marker)
+        return self._first_existing_root()
+
+    def marker_is_real(self, marker: int) -> bool:
+        """Whether a marker value names an existing root (an expiration wrote it)."""
+        return self.exists(marker)
 
     def write_hint(self, version: int) -> None:
         """Best effort: a stale hint only costs a few more probes."""
@@ -84,38 +104,11 @@ class RootStore:
     def create(self, version: int, data: bytes) -> bool:
         """Create the root of `version`: True if ours landed, False if another one did.
 
-        A create that failed may have landed anyway (an error after the store acted, a
-        timeout), and after such an attempt "already exists" may be our own write: both
-        are settled by reading the root back. An error stands only when the root is not
-        there; AmbiguousWriteError when even reading back cannot tell.
+        Unknown outcomes are settled by reading back (`trinityfs.storage.settle`).
+        Only `trinityfs.txn.publish` calls this: every root is made there.
         """
-        location = root_node_file(version)
-        uncertain = False  # an earlier attempt may land, or have landed
-        for _ in range(READBACK_ATTEMPTS):
-            failure: StorageError | None = None
-            try:
-                created = self.storage.create_if_absent(location, data)
-            except UnsupportedStorageError:
-                raise
-            except AmbiguousWriteError as exc:
-                log.warning("create of root %d ambiguous (%s): reading back", version, exc)
-                uncertain = True
-            except StorageError as exc:
-                failure = exc
-            else:
-                if created or not uncertain:
-                    return created
-            try:
-                return self.storage.read(location) == data
-            except StorageFileNotFoundError:
-                if failure is not None and not uncertain:
-                    raise failure from failure.__cause__  # it did not land: the error stands
-            except StorageError as exc:
-                log.warning("read-back of root %d failed: %s", version, exc)
-                uncertain = True
-        raise AmbiguousWriteError(
-            f"outcome of creating the root of version {version} is unknown after "
-            f"{READBACK_ATTEMPTS} read-backs; its files are kept"
+        return create_settled(
+            self.storage, root_node_file(version), data, f"the root of version {version}"
         )
 
     def load(self, version: int) -> Node:
@@ -166,14 +159,19 @@ class RootStore:
         return location, ldef
 
     def latest_version(self) -> int:
-        """Hint (or oldest marker, or 0), then gallop forward to the first missing root."""
-        oldest = self.oldest_version()
+        """Hint (or oldest marker, or 0), then gallop forward to the first missing root.
+
+        Both markers are only starting points: the roots decide. A hint below the
+        oldest marker is not used (roots between them may be deleted) unless the
+        marker names no root (it lies); when neither names a root, the roots are listed.
+        """
+        oldest = self.oldest_marker() or 0
         hint = self.read_hint()
         start = None
-        for candidate in (hint, oldest):
-            if candidate is not None and candidate >= oldest and self.exists(candidate):
-                start = candidate
-                break
+        if hint is not None and self.exists(hint):
+            start = hint if hint >= oldest or not self.exists(oldest) else oldest
+        elif self.exists(oldest):
+            start = oldest
         if start is None:
             start = self._first_existing_root()
         return self._gallop(start)

@@ -9,31 +9,33 @@ root or raises a CommitConflictError naming the key and the winning version.
 from __future__ import annotations
 
 import logging
-import random
 import time
 
 from trinityfs.errors import (
     AmbiguousWriteError,
     CommitConflictError,
     CommitRetriesExhaustedError,
-    StorageError,
     TransactionClosedError,
     TransactionExpiredError,
+    VersionNotFoundError,
 )
 from trinityfs.format.definitions import encode_definition
-from trinityfs.format.nodefile import encode_node
-from trinityfs.format.paths import new_lakehouse_def_location, root_node_file
+from trinityfs.format.paths import new_lakehouse_def_location
 from trinityfs.format.trinitylake_pb2 import IsolationLevel, LakehouseDef
-from trinityfs.tree import TreeWriter
+from trinityfs.tree import Node
+from trinityfs.txn.backoff import Backoff, commit_window_millis
 from trinityfs.txn.conflicts import LAKEHOUSE_DEF_KEY, Dependencies
 from trinityfs.txn.engine import Engine, now_millis
+from trinityfs.txn.publish import (
+    build_root,
+    check_source_kept,
+    confirm_root,
+    create_root,
+    settle_root,
+)
 from trinityfs.txn.snapshot import Snapshot, range_of_prefix
 
 log = logging.getLogger(__name__)
-
-MAX_ATTEMPTS = 64
-BACKOFF_BASE_SECONDS = 0.005
-BACKOFF_CAP_SECONDS = 0.5
 
 
 class Transaction:
@@ -52,6 +54,15 @@ class Transaction:
         self.attempts = 0
         self.replays = 0
         self.began_at_millis = now_millis()
+        # set once the commit wrote its files: the lakehouse definition's location
+        # and the monotonic time by which the root must be created
+        self._ldef_location: str | None = None
+        self._deadline = 0.0
+        # (version, root bytes, root, base, source) of a create with an unknown outcome
+        self._unsettled: tuple[int, bytes, Node, Snapshot, int | None] | None = None
+
+    #: distributed transactions may be built on an old version: re-validate it
+    source_may_be_old = False
 
     # -- reads ----------------------------------------------------------------------
 
@@ -105,6 +116,13 @@ class Transaction:
     # -- writes ---------------------------------------------------------------------
 
     def _check_open(self) -> None:
+        if self._unsettled is not None:
+            version = self._settle_unsettled()
+            if version is not None:
+                raise TransactionClosedError(
+                    f"the transaction was committed as version {version} (its outcome "
+                    "had been unknown)"
+                )
         if self.closed:
             raise TransactionClosedError("the transaction is already committed or aborted")
 
@@ -144,53 +162,114 @@ class Transaction:
     # -- commit ---------------------------------------------------------------------
 
     def abort(self) -> None:
-        """Forget every change; nothing was written to storage."""
+        """Forget every change; nothing is committed.
+
+        A transaction whose commit had an unknown outcome is settled first: if it
+        landed, TransactionClosedError says so (it cannot be undone).
+        """
+        if self._unsettled is not None:
+            self._check_open()
         self.closed = True
         self.pending.clear()
         self.files.clear()
 
     def commit(self) -> int:
-        """Commit atomically; return the new version (the base one if nothing changed)."""
+        """Commit atomically; return the new version (the base one if nothing changed).
+
+        Lost races are retried (replayed onto the new latest version) with jittered,
+        bounded backoff until the commit budget runs out (`commit_budget_seconds`):
+        then CommitRetriesExhaustedError, nothing committed. When the outcome of
+        creating the root is unknown (AmbiguousWriteError), the transaction stays
+        unsettled: calling `commit` again (or `settle`) finds out whether it landed
+        and never applies the changes twice.
+        """
+        if self._unsettled is not None:
+            version = self._settle_unsettled()
+            if version is not None:
+                return version
         self._check_open()
         if not self.has_changes:
             self.closed = True
             return self.base_version
-        storage = self.engine.storage
-        ldef_location = self.base.lakehouse_def_location
-        if self.new_lakehouse_def is not None:
-            ldef_location = new_lakehouse_def_location()
-            self.files[ldef_location] = encode_definition(self.new_lakehouse_def)
-        storage.write_immutable_many(self.files)
-        base = self.base
-        for attempt in range(MAX_ATTEMPTS):
+        if self._ldef_location is None:
+            ldef_location = self.base.lakehouse_def_location
+            if self.new_lakehouse_def is not None:
+                ldef_location = new_lakehouse_def_location()
+                self.files[ldef_location] = encode_definition(self.new_lakehouse_def)
+            self.engine.storage.write_immutable_many(self.files)
+            self._ldef_location = ldef_location
+            self._deadline = time.monotonic() + commit_window_millis(self.base.lakehouse_def) / 1000
+        base, ldef_location = self.base, self._ldef_location
+        backoff = Backoff()
+        while True:
             self.attempts += 1
             version = base.version + 1
             root_bytes, root = self._build_root(base, version, ldef_location)
             self.check_alive()
-            if self._create_root(version, root_bytes):
-                try:
-                    self._check_not_below_oldest(version)
-                except StorageError as exc:  # landed, but maybe below an expired range
-                    self.closed = True
-                    raise AmbiguousWriteError(
-                        f"version {version} was created, but reading the oldest version "
-                        f"marker to confirm it is readable failed: {exc}"
-                    ) from exc
-                self.engine.roots.write_hint(version)
-                root.location = root_node_file(version)
-                self.engine.roots.remember(version, root)
-                self.committed_version = version
+            self._check_budget(version)
+            source = base.version if self.source_may_be_old and base is self.base else None
+            if source is not None:
+                check_source_kept(self.engine, source, f"transaction based on version {source}")
+            try:
+                created = create_root(self.engine, version, root_bytes, root, source=source)
+            except AmbiguousWriteError:
+                self._unsettled = (version, root_bytes, root, base, source)
+                raise
+            except TransactionExpiredError:
                 self.closed = True
-                return version
+                raise
+            if created:
+                return self._committed(version)
             # Back off before reading the latest version, not between reading and using
             # it: a version read before the sleep is taken by whoever committed during it.
-            delay = min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**attempt)
-            time.sleep(random.uniform(0, delay))
+            backoff.sleep(self._deadline)
             base, ldef_location = self._rebase(base, ldef_location)
+            self._ldef_location = ldef_location
             self.replays += 1
-        raise CommitRetriesExhaustedError(
-            f"gave up after {MAX_ATTEMPTS} lost races for version {base.version + 1}"
-        )
+
+    def settle(self) -> int | None:
+        """Settle a commit whose outcome was unknown: the version if it landed, None
+        if it did not (the transaction is open again); AmbiguousWriteError while
+        that still cannot be told."""
+        if self._unsettled is None:
+            return self.committed_version
+        return self._settle_unsettled()
+
+    @property
+    def unsettled(self) -> bool:
+        """Whether a commit of this transaction has an unknown outcome."""
+        return self._unsettled is not None
+
+    def _settle_unsettled(self) -> int | None:
+        assert self._unsettled is not None
+        version, data, root, base, source = self._unsettled
+        landed = settle_root(self.engine, version, data)
+        self._unsettled = None
+        if not landed:
+            return None
+        try:
+            confirm_root(self.engine, version, root, source=source)
+        except AmbiguousWriteError:
+            self._unsettled = (version, data, root, base, source)
+            raise
+        except TransactionExpiredError:
+            self.closed = True
+            raise
+        return self._committed(version)
+
+    def _committed(self, version: int) -> int:
+        self.committed_version = version
+        self.closed = True
+        return version
+
+    def _check_budget(self, version: int) -> None:
+        if time.monotonic() > self._deadline:
+            self.closed = True
+            raise CommitRetriesExhaustedError(
+                f"gave up on version {version} after {self.attempts - 1} lost races in "
+                f"{commit_window_millis(self.base.lakehouse_def) / 1000:g} s (the commit "
+                "budget); nothing was committed"
+            )
 
     # -- lifetime (what expiration relies on; see trinityfs/lifecycle/expire.py) --------
 
@@ -202,53 +281,39 @@ class Transaction:
         """
         ttl = self.base.lakehouse_def.txn_ttl_millis
         if ttl and now_millis() - self.began_at_millis > ttl:
+            self.closed = True
             raise TransactionExpiredError(
                 f"transaction began {now_millis() - self.began_at_millis} ms ago, longer "
                 f"than txn_ttl_millis={ttl}; nothing was committed"
             )
 
-    def _check_not_below_oldest(self, version: int) -> None:
-        """A root created below _oldest_version.txt filled a hole left by expiration.
-
-        Expiration writes the marker before deleting roots, so a create that succeeded
-        because root `version` had been deleted is followed by a marker above it. Such a
-        root is invisible to every reader: remove it and fail instead of reporting a
-        commit that nobody would see.
-        """
-        oldest = self.engine.roots.oldest_version()
-        if version >= oldest:
-            return
-        self.engine.storage.delete(root_node_file(version))
-        self.closed = True
-        raise TransactionExpiredError(
-            f"version {version - 1}, the base of this transaction, was expired (oldest "
-            f"readable version is {oldest}); nothing was committed, retry the transaction"
-        )
-
     def _build_root(self, base: Snapshot, version: int, ldef_location: str):
         ldef = base.lakehouse_def
-        nodes = self.engine.nodes(ldef.order)
-        writer = TreeWriter(nodes, ldef.order, self.engine.budget(ldef), version)
-        root = writer.commit(base.root, self.pending)
-        root.system = {
-            "lakehouse_def": ldef_location,
-            "previous_root": root_node_file(base.version),
-            "created_at_millis": str(max(now_millis(), base.created_at_millis + 1)),
-        }
-        nodes.write_new_nodes(root)
-        return encode_node(root.to_file(), ldef.order), root
-
-    def _create_root(self, version: int, data: bytes) -> bool:
-        """Create the root of `version`; True if ours landed, False if another did."""
-        return self.engine.roots.create(version, data)
+        return build_root(
+            self.engine,
+            version,
+            base.root,
+            self.pending,
+            order=ldef.order,
+            budget=self.engine.budget(ldef),
+            lakehouse_def=ldef_location,
+            previous=base,
+        )
 
     def _rebase(self, base: Snapshot, ldef_location: str) -> tuple[Snapshot, str]:
         """After a lost race: validate against every newer version, then move onto it."""
         engine = self.engine
         latest = engine.roots.latest_version()
         serializable = self.isolation == IsolationLevel.SERIALIZABLE
-        for version in range(base.version + 1, latest + 1):
-            self.deps.validate(version, engine.changes(version), serializable)
+        try:
+            for version in range(base.version + 1, latest + 1):
+                self.deps.validate(version, engine.changes(version), serializable)
+        except VersionNotFoundError as exc:
+            self.closed = True
+            raise TransactionExpiredError(
+                f"versions after {base.version}, the base of this transaction, were expired "
+                f"before it could be validated against them ({exc}); nothing was committed"
+            ) from None
         new_base = engine.snapshot(latest)
         if self.new_lakehouse_def is None:
             ldef_location = new_base.lakehouse_def_location

@@ -1,0 +1,93 @@
+"""The two marker files checked against the roots themselves.
+
+`_oldest_version.txt` and `_latest_hint.txt` are advisory: a bit flip, a marker
+restored from a later backup, a lost latest root or two expirations racing can make
+them say something the roots do not. Expiration never deletes on their word (it
+recomputes what is live from the listed roots and repairs a lying marker); fsck
+reports what disagrees. A lying oldest marker is one that is malformed, names a
+version above the latest, or names a version whose root is gone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from trinityfs.errors import StorageFileNotFoundError
+from trinityfs.format.paths import LATEST_HINT, OLDEST_VERSION
+from trinityfs.lifecycle.inventory import Inventory
+from trinityfs.storage import Storage
+from trinityfs.txn.roots import parse_marker
+
+
+@dataclass
+class MarkerState:
+    """What the markers say and what the roots say."""
+
+    latest: int  # the latest version (found by probing roots)
+    floor: int  # oldest version from which every root up to the latest is listed
+    oldest_marker: int | None  # what _oldest_version.txt says (None: absent/malformed)
+    hint: int | None
+    listed: frozenset[int] = frozenset()  # versions whose root was listed
+    problems: list[tuple[str, str, str]] = field(default_factory=list)  # (severity, file, msg)
+
+    @property
+    def oldest_is_lie(self) -> bool:
+        """The oldest marker names no existing root (or one above the latest)."""
+        marker = self.oldest_marker or 0
+        return marker > self.latest or (marker < self.floor and marker not in self.listed)
+
+    @property
+    def oldest(self) -> int:
+        """The oldest readable version according to the roots (the marker when true)."""
+        if self.oldest_is_lie:
+            return self.floor
+        return self.oldest_marker or 0
+
+
+def assess(storage: Storage, inventory: Inventory, latest: int) -> MarkerState:
+    """Compare both markers with the roots listed in `inventory` (latest probed before)."""
+    roots = inventory.roots()
+    floor = latest
+    while floor - 1 in roots:
+        floor -= 1
+    texts = {loc: _read(storage, loc) for loc in (OLDEST_VERSION, LATEST_HINT)}
+    values = {loc: parse_marker(t) if t is not None else None for loc, t in texts.items()}
+    state = MarkerState(
+        latest, floor, values[OLDEST_VERSION], values[LATEST_HINT], frozenset(roots)
+    )
+    for location, text in texts.items():
+        if text is not None and values[location] is None:
+            severity = "error" if location == OLDEST_VERSION else "warning"
+            state.problems.append((severity, location, f"not a decimal version: {text[:40]!r}"))
+    marker = state.oldest_marker
+    if marker is not None and marker > latest:
+        state.problems.append(
+            (
+                "error",
+                OLDEST_VERSION,
+                f"says {marker}, above the latest version {latest}: expiration would "
+                "treat every root as expired (run `trinityfs expire` to repair it)",
+            )
+        )
+    elif state.oldest_is_lie and marker is not None:
+        state.problems.append(
+            (
+                "error",
+                OLDEST_VERSION,
+                f"says {marker}, but the root of version {marker} is gone (the oldest "
+                f"readable version is {floor}; run `trinityfs expire` to repair it)",
+            )
+        )
+    hint = state.hint
+    if hint is not None and hint > latest:
+        state.problems.append(
+            ("warning", LATEST_HINT, f"says {hint}, above the latest version {latest}")
+        )
+    return state
+
+
+def _read(storage: Storage, location: str) -> bytes | None:
+    try:
+        return storage.read(location)
+    except StorageFileNotFoundError:
+        return None

@@ -1,0 +1,290 @@
+"""The one place where root node files are built and created: the lakehouse's first
+version, every commit (plain or distributed), every rollback, and the running roots
+of distributed transactions.
+
+Building: the copy-on-write tree writer applies the changes to the tree the root is
+built on, writes the new nodes, and the system rows are set here (lakehouse_def,
+previous_root, rollback_from_root, created_at_millis = max(now, previous + 1)).
+
+Creating: create-if-absent with unknown outcomes settled by reading back
+(`trinityfs.storage.settle`), then two checks that keep expiration from leaving a
+dangling root (see trinityfs/lifecycle/expire.py):
+
+- the new version must not lie below `_oldest_version.txt` (a create that succeeded
+  only because expiration had deleted that root: the root is invisible, so it is
+  removed and the commit refused);
+- a root built on an *older* tree than the latest (a rollback's target, a distributed
+  transaction's base) re-validates that tree against the oldest readable version right
+  before the create and again right after: expiration writes the marker, then deletes
+  the roots below it, then marks, then sweeps, so a source root still present after
+  our root exists means expiration has not started marking and will see our root; a
+  source root gone means it may not, and the commit is undone (a rollback) or refused.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+from trinityfs.errors import StorageError, TransactionExpiredError, VersionNotFoundError
+from trinityfs.format.keys import KEY_LAKEHOUSE_DEF
+from trinityfs.format.nodefile import encode_node
+from trinityfs.format.paths import root_node_file
+from trinityfs.tree import Node, TreeWriter
+from trinityfs.txn.engine import Engine, now_millis
+from trinityfs.txn.snapshot import Snapshot
+
+log = logging.getLogger(__name__)
+
+KEY_PREVIOUS_ROOT = "previous_root"
+KEY_ROLLBACK_FROM_ROOT = "rollback_from_root"
+KEY_CREATED_AT = "created_at_millis"
+
+
+def build_root(
+    engine: Engine,
+    version: int,
+    tree: Node,
+    changes: Mapping[str, str | None],
+    *,
+    order: int,
+    budget: int,
+    lakehouse_def: str,
+    previous: Snapshot | None,
+    rollback_from: int | None = None,
+    extra: Mapping[str, str] | None = None,
+) -> tuple[bytes, Node]:
+    """Root of `version`: `tree` plus `changes`, its new nodes written; -> (bytes, root)."""
+    nodes = engine.nodes(order)
+    root = TreeWriter(nodes, order, budget, version).commit(tree, changes)
+    system = {KEY_LAKEHOUSE_DEF: lakehouse_def}
+    created = now_millis()
+    if previous is not None:
+        system[KEY_PREVIOUS_ROOT] = root_node_file(previous.version)
+        created = max(created, previous.created_at_millis + 1)
+    if rollback_from is not None:
+        system[KEY_ROLLBACK_FROM_ROOT] = root_node_file(rollback_from)
+    system[KEY_CREATED_AT] = str(created)
+    system.update(extra or {})
+    root.system = system
+    nodes.write_new_nodes(root)
+    return encode_node(root.to_file(), order), root
+
+
+def create_first(engine: Engine, lakehouse_def: str, order: int) -> bool:
+    """Create version 0 (an empty tree); False when a lakehouse already exists."""
+    root = Node.empty_leaf()
+    root.system = {KEY_LAKEHOUSE_DEF: lakehouse_def, KEY_CREATED_AT: str(now_millis())}
+    data = encode_node(root.to_file(), order)
+    if not engine.roots.create(0, data):
+        return False
+    engine.roots.write_hint(0)
+    return True
+
+
+def check_source_kept(engine: Engine, version: int, what: str) -> None:
+    """Refuse to build on version `version` once expiration has started removing it."""
+    roots = engine.roots
+    marker = roots.oldest_marker() or 0
+    if version < marker and roots.marker_is_real(marker):
+        raise VersionNotFoundError(
+            f"{what}: version {version} was expired (the oldest readable version is "
+            f"{marker}); nothing was committed"
+        )
+    if not roots.exists(version):
+        raise VersionNotFoundError(f"{what}: version {version} was expired; nothing was committed")
+
+
+def create_root(
+    engine: Engine, version: int, data: bytes, root: Node, *, source: int | None = None
+) -> bool:
+    """Create the root of `version` built on the tree of version `source` (when that
+    is older than the latest one): True if ours landed, False if another root did.
+
+    Raises TransactionExpiredError when a racing expiration makes the new root
+    unusable (nothing stays committed), AmbiguousWriteError when the outcome is unknown
+    (`settle_root` settles it later).
+    """
+    if not engine.roots.create(version, data):
+        return False
+    confirm_root(engine, version, root, source=source)
+    return True
+
+
+def settle_root(engine: Engine, version: int, data: bytes) -> bool:
+    """Whether an earlier create of root `version` with `data`, whose outcome was
+    unknown, landed; AmbiguousWriteError while reading back still fails."""
+    from trinityfs.errors import AmbiguousWriteError
+    from trinityfs.storage.settle import settle
+
+    landed = settle(engine.storage, root_node_file(version), data)
+    if landed is None:
+        raise AmbiguousWriteError(
+            f"whether version {version} was committed is still unknown (reading it back failed)"
+        )
+    return landed
+
+
+def confirm_root(engine: Engine, version: int, root: Node, *, source: int | None = None) -> None:
+    """The checks after our root landed, then the hint and the root cache."""
+    _check_not_below_oldest(engine, version)
+    if source is not None and not engine.roots.exists(source):
+        raise SourceExpiredError(version, source)
+    engine.roots.write_hint(version)
+    root.location = root_node_file(version)
+    engine.roots.remember(version, root)
+
+
+class SourceExpiredError(TransactionExpiredError):
+    """Root `version` landed, but the version it was built on disappeared meanwhile:
+    an expiration may sweep files the new root shares with it."""
+
+    def __init__(self, version: int, source: int):
+        super().__init__(
+            f"version {source} was expired while version {version} was being built on it"
+        )
+        self.version = version
+        self.source = source
+
+
+def _check_not_below_oldest(engine: Engine, version: int) -> None:
+    """A root created below _oldest_version.txt filled a hole left by expiration.
+
+    Expiration writes the marker before deleting roots, and never deletes the root the
+    marker names, so a create that succeeded because root `version` had been deleted is
+    followed by a marker above it that names an existing root. Such a root is invisible
+    to every reader: remove it and fail instead of reporting a commit nobody would see.
+    A marker above `version` that names no root is a lie (a bit flip, a restored
+    backup): the root stands and the lie is logged (expire and fsck repair and report it).
+    """
+    roots = engine.roots
+    try:
+        marker = roots.oldest_marker() or 0
+        if version >= marker:
+            return
+        real = roots.marker_is_real(marker)
+    except StorageError as exc:
+        from trinityfs.errors import AmbiguousWriteError
+
+        raise AmbiguousWriteError(
+            f"version {version} was created, but reading the oldest version marker to "
+            f"confirm it is readable failed: {exc}"
+        ) from exc
+    if not real:
+        log.warning(
+            "_oldest_version.txt says %d, above the latest version %d, and names no root: "
+            "ignored (run `trinityfs expire` to repair it)",
+            marker,
+            version,
+        )
+        return
+    engine.storage.delete(root_node_file(version))
+    raise TransactionExpiredError(
+        f"version {version - 1}, the base of this transaction, was expired (oldest readable "
+        f"version is {marker}); nothing was committed, retry the transaction"
+    )
+
+
+def rollback(engine: Engine, target_version: int) -> int:
+    """Roll forward to a new version whose tree equals `target_version`'s (FORMAT.md 6).
+
+    The target is re-validated against the oldest readable version inside every
+    attempt, right before the create: a racing expiration makes the rollback fail with
+    VersionNotFoundError instead of landing a root over swept files. If the target
+    disappears right after our root landed, the new root is checked file by file
+    (rare: an expiration that deleted the target after our check); when files are
+    gone it is undone by committing the previous latest tree again on top of it.
+    """
+    what = f"rollback to version {target_version}"
+    target = engine.snapshot(target_version)
+    while True:
+        latest = engine.snapshot()
+        version = latest.version + 1
+        order = target.lakehouse_def.order
+        data, root = build_root(
+            engine,
+            version,
+            target.root,
+            {},
+            order=order,
+            budget=engine.budget(latest.lakehouse_def),
+            # exports and settings belong to the lakehouse, not to the rolled-back tree
+            lakehouse_def=latest.lakehouse_def_location,
+            previous=latest,
+            rollback_from=latest.version,
+        )
+        check_source_kept(engine, target_version, what)
+        try:
+            if create_root(engine, version, data, root, source=target_version):
+                return version
+        except SourceExpiredError:
+            missing = missing_files(engine, root, order)
+            if not missing:
+                log.warning(
+                    "%s: the target was expired right after version %d landed; "
+                    "every file of version %d is present",
+                    what,
+                    version,
+                    version,
+                )
+                engine.roots.write_hint(version)
+                return version
+            undone = not missing_files(engine, latest.root, latest.lakehouse_def.order) and _undo(
+                engine, version, latest
+            )
+            raise VersionNotFoundError(
+                f"{what}: version {target_version} was expired while the rollback was "
+                f"being committed and {missing[0]} is gone; "
+                + (
+                    f"version {version} was undone by version {version + 1} (the tree "
+                    "from before the rollback)"
+                    if undone
+                    else f"version {version} is unreadable: roll back to a kept version"
+                )
+            ) from None
+
+
+def missing_files(engine: Engine, root: Node, order: int) -> list[str]:
+    """Files the tree of `root` points to that are not in storage (checked, not cached)."""
+    storage = engine.storage
+    nodes = engine.nodes(order)
+    missing: list[str] = []
+    ldef = root.system.get(KEY_LAKEHOUSE_DEF)
+    definitions = {ldef} if ldef else set()
+    frontier: list[Node] = [root]
+    while frontier:
+        following: list[Node] = []
+        for node in frontier:
+            definitions.update(node.values)
+            definitions.update(v for v, _ in node.buffer.values() if v is not None)
+            for child in node.children or ():
+                if isinstance(child, Node):
+                    following.append(child)
+                elif not storage.exists(child):
+                    missing.append(child)
+                else:
+                    following.append(nodes.load(child))
+        frontier = following
+    missing.extend(sorted(d for d in definitions if not storage.exists(d)))
+    return missing
+
+
+def _undo(engine: Engine, landed: int, before: Snapshot) -> bool:
+    """Commit the tree of `before` again right on top of `landed`; False when another
+    commit got there first (its changes must not be reverted)."""
+    latest = engine.snapshot(landed)
+    data, root = build_root(
+        engine,
+        landed + 1,
+        before.root,
+        {},
+        order=before.lakehouse_def.order,
+        budget=engine.budget(latest.lakehouse_def),
+        lakehouse_def=latest.lakehouse_def_location,
+        previous=latest,
+        rollback_from=landed,
+    )
+    if not create_root(engine, landed + 1, data, root):
+        return False
+    log.warning("undid version %d with version %d", landed, landed + 1)
+    return True
