@@ -12,6 +12,8 @@ loadTable
 - rest-nocache RestCatalog.load_table through the server without cache
 - http:        a bare GET /v1/latest/namespaces/bench/tables/events (httpx, keep-alive:
                server time + loopback HTTP, no client-side parsing)
+- http-floor:  GET of an unknown path (a 404 answered without any catalog work): what
+               loopback HTTP and the event loop cost on this machine
 - server-work: the server's own work for that GET, called in-process (no HTTP):
                RestCatalogService.load_table with and without its cache
 
@@ -112,6 +114,7 @@ def main() -> None:
             "rest": lambda: rest.load_table("bench.events"),
             "rest-nocache": lambda: rest_nocache.load_table("bench.events"),
             "http": lambda: http.get(path).raise_for_status(),
+            "http-floor": lambda: http.get("/v1/no-such-endpoint"),
         }
         counter = [0]
 
