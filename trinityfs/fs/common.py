@@ -1,0 +1,84 @@
+"""Constants and small helpers shared by the modules of the trinity:// filesystem."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+from trinityfs.fs.paths import (
+    LATEST,
+    VERSIONS_DIR,
+    TrinityPath,
+    encode_name,
+)
+
+DEFAULT_ROOT = "lakehouse"
+ROOT_ENV = "TRINITYFS_ROOT"
+SIZE_THREADS = 16
+LISTING_CACHE_ENTRIES = 1_000_000  # entries over all cached listings
+SNAPSHOT_CACHE = 16
+CATALOG_CACHE = 2  # whole-catalog scans (find, glob, du) of the last versions
+NAMESPACE_PAGE = 1000
+TWO_LEVELS = "the catalog is two levels deep: /<namespace>/<table or view>"
+
+
+def default_root() -> str:
+    """The root used when none is given: $TRINITYFS_ROOT, else ./lakehouse."""
+    return os.environ.get(ROOT_ENV) or DEFAULT_ROOT
+
+
+def resolve_root(root: str | os.PathLike | None) -> str:
+    """A lakehouse URL; a local path becomes absolute (workers may run elsewhere)."""
+    text = os.fspath(root) if root is not None else default_root()
+    if "://" not in text:
+        text = os.path.abspath(os.path.expanduser(text))
+    return text
+
+
+def latest_path(namespace: str | None = None, name: str | None = None) -> str:
+    """The writable path of a namespace or object (`/v/latest/v/...` for namespace "v")."""
+    if namespace is None:
+        return "/"
+    prefix = f"/{VERSIONS_DIR}/{LATEST}" if namespace == VERSIONS_DIR else ""
+    tail = f"/{encode_name(name)}" if name is not None else ""
+    return f"{prefix}/{encode_name(namespace)}{tail}"
+
+
+def _millis_to_datetime(millis: int) -> datetime:
+    return datetime.fromtimestamp(millis / 1000, UTC)
+
+
+class _Target:
+    """A resolved path: the parsed path, the reader of its version, and that version."""
+
+    __slots__ = ("export", "fixed", "p", "reader", "version")
+
+    def __init__(
+        self,
+        p: TrinityPath,
+        reader: Any,
+        version: int | None,
+        fixed: bool,
+        export: str | None = None,
+    ):
+        self.p = p
+        self.reader = reader
+        self.version = version
+        self.fixed = fixed
+        self.export = export
+
+
+__all__ = [
+    "CATALOG_CACHE",
+    "DEFAULT_ROOT",
+    "LISTING_CACHE_ENTRIES",
+    "NAMESPACE_PAGE",
+    "ROOT_ENV",
+    "SIZE_THREADS",
+    "SNAPSHOT_CACHE",
+    "TWO_LEVELS",
+    "default_root",
+    "latest_path",
+    "resolve_root",
+]

@@ -1,0 +1,545 @@
+"""Reading the trinity:// filesystem: entries, listings (cached), sizes, `ls`, `info`,
+`cat`, `open`, modification times, and `find`/`glob`/`du` by one scan per version.
+
+A mixin of `TrinityFileSystem` (trinityfs.fs.spec), which provides path resolution
+(`_resolve`), the lakehouse, snapshots and the transaction plumbing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from typing import Any
+
+from trinityfs.catalog import ObjectRef
+from trinityfs.catalog.model import OBJECT_KINDS
+from trinityfs.fs import content as content_mod
+from trinityfs.fs.common import (
+    CATALOG_CACHE,
+    LISTING_CACHE_ENTRIES,
+    NAMESPACE_PAGE,
+    SIZE_THREADS,
+    TWO_LEVELS,
+    _millis_to_datetime,
+    _Target,
+)
+from trinityfs.fs.errors import (
+    InvalidRequest,
+    exists,
+    is_a_directory,
+    not_found,
+    translate,
+)
+from trinityfs.fs.files import TrinityReadFile, TrinityTextWriter, TrinityWriteFile
+from trinityfs.fs.model import versions_dir_names
+from trinityfs.fs.paths import (
+    LATEST,
+    VERSIONS_DIR,
+    encode_name,
+    parse_path,
+    strip_protocol,
+)
+
+
+class ReadingMixin:
+    """The read side of `TrinityFileSystem` (see the module docstring)."""
+
+    # -- entries -------------------------------------------------------------------------
+
+    @staticmethod
+    def _dir_entry(name: str, kind: str, version: int | None, **extra: Any) -> dict[str, Any]:
+        return {
+            "name": name,
+            "type": "directory",
+            "size": 0,
+            "kind": kind,
+            "version": version,
+            **extra,
+        }
+
+    @staticmethod
+    def _file_entry(
+        name: str, kind: str, version: int | None, size: int | None = None
+    ) -> dict[str, Any]:
+        return {"name": name, "type": "file", "size": size, "kind": kind, "version": version}
+
+    def _version_time(self, version: int) -> datetime:
+        with translate(f"/v/{version}", lookup=True):
+            return _millis_to_datetime(self.lake.version_info(version).created_at_millis)
+
+    def _versions_listing(self) -> list[dict[str, Any]]:
+        with translate("/v", lookup=True):
+            oldest, latest = self.lake.oldest_version(), self.lake.latest_version()
+            names = versions_dir_names(oldest, latest, self._export_names())
+        out = []
+        for name in names:
+            path = f"/{VERSIONS_DIR}/{encode_name(name)}"
+            if name == LATEST:
+                out.append(self._dir_entry(path, "version", latest))
+            elif name.isdigit() and oldest <= int(name) <= latest:
+                out.append(self._dir_entry(path, "version", int(name)))
+            else:
+                out.append(self._dir_entry(path, "export", None))
+        return out
+
+    def _list(self, t: _Target) -> list[dict[str, Any]]:
+        """The entries of a version root or a namespace (one key-range scan per kind)."""
+        p, reader, version = t.p, t.reader, t.version
+        if p.is_root:
+            out: list[dict[str, Any]] = []
+            after = None
+            while True:
+                page = reader.list_namespaces(after, NAMESPACE_PAGE)
+                for ns in page:
+                    if p.prefix == "" and ns == VERSIONS_DIR:
+                        continue  # /v is the versions directory; this one is /v/latest/v
+                    out.append(self._dir_entry(p.child(ns), "namespace", version))
+                if len(page) < NAMESPACE_PAGE:
+                    return out
+                after = page[-1]
+        if p.is_namespace:
+            return [
+                self._file_entry(p.child(ref.name), ref.kind, version)
+                for ref in reader.list_objects(p.namespace)
+            ]
+        raise AssertionError(p)
+
+    def _cached_listing(self, t: _Target) -> list[dict[str, Any]]:
+        key = t.p.path
+        in_txn = t.p.writable and self._current_txn() is not None
+        if not in_txn:
+            with self._lock:
+                hit = self._listings.get(key)
+                if hit is not None and hit[0] == t.version:
+                    self._listings.move_to_end(key)
+                    return hit[1]
+        with translate(t.p.path, lookup=True):
+            entries = self._list(t)
+        if not in_txn:
+            self._cache_listing(key, t.version, entries)
+        return entries
+
+    def _cache_listing(self, key: str, version: int | None, entries: list) -> None:
+        with self._lock:
+            old = self._listings.pop(key, None)
+            if old is not None:
+                self._listing_entries -= len(old[1])
+            if len(entries) > LISTING_CACHE_ENTRIES:
+                return
+            self._listings[key] = (version, entries)
+            self._listing_entries += len(entries)
+            while self._listing_entries > LISTING_CACHE_ENTRIES and self._listings:
+                _, (_, dropped) = self._listings.popitem(last=False)
+                self._listing_entries -= len(dropped)
+
+    def _invalidate_latest(self) -> None:
+        """Forget listings of the latest version (after a write through this instance)."""
+        with self._lock:
+            for key in [k for k in self._listings if parse_path(k).writable]:
+                _, dropped = self._listings.pop(key)
+                self._listing_entries -= len(dropped)
+
+    def invalidate_cache(self, path: str | None = None) -> None:
+        with self._lock:
+            if path is None:
+                self._listings.clear()
+                self._listing_entries = 0
+                self._snapshots.clear()
+                self._catalogs.clear()
+            else:
+                path = strip_protocol(path)
+                for key in [
+                    k
+                    for k in self._listings
+                    if k == path or k.startswith(path + "/") or path == "/"
+                ]:
+                    _, dropped = self._listings.pop(key)
+                    self._listing_entries -= len(dropped)
+        super().invalidate_cache(path)
+
+    # -- sizes (read definitions) --------------------------------------------------------
+
+    def _render(self, reader: Any, ref: ObjectRef, location: str) -> bytes:
+        return content_mod.render(ref.kind, reader.read_definition(ref, location))
+
+    def _sizes(self, reader: Any, items: list[tuple[ObjectRef, str]]) -> list[int]:
+        """JSON sizes of many objects, reading their definitions in parallel."""
+        if len(items) < 8:
+            return [len(self._render(reader, ref, loc)) for ref, loc in items]
+        with ThreadPoolExecutor(SIZE_THREADS) as pool:
+            return list(pool.map(lambda item: len(self._render(reader, *item)), items))
+
+    def _fill_sizes(self, t: _Target, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        wanted = [e for e in entries if e["type"] == "file" and e["size"] is None]
+        if not wanted:
+            return entries
+        items = []
+        for e in wanted:
+            p = parse_path(e["name"])
+            location = t.reader.object_location(e["kind"], p.namespace, p.name)
+            items.append((ObjectRef(p.namespace, p.name, e["kind"]), location))
+        with translate(t.p.path, lookup=True):
+            sizes = self._sizes(t.reader, items)
+        by_name = {e["name"]: size for e, size in zip(wanted, sizes, strict=True)}
+        return [{**e, "size": by_name[e["name"]]} if e["name"] in by_name else e for e in entries]
+
+    # -- reading -------------------------------------------------------------------------
+
+    def ls(self, path: str, detail: bool = True, sizes: bool = False, **kwargs: Any):
+        """Entries of a directory (or the file itself). `sizes=True` reads every definition."""
+        t = self._resolve(path)
+        p = t.p
+        if p.is_versions_dir:
+            entries = self._versions_listing()
+        elif p.is_root or p.is_namespace:
+            entries = self._cached_listing(t)
+        elif p.is_object:
+            entries = [self.info(p.path)]
+        else:
+            raise not_found(p.path, TWO_LEVELS)
+        if sizes:
+            entries = self._fill_sizes(t, entries)
+        if detail:
+            return list(entries)
+        return [e["name"] for e in entries]
+
+    def _object(self, t: _Target) -> tuple[str, str, Any]:
+        """(kind, location, definition) of the object at `t`, or FileNotFoundError."""
+        p, reader = t.p, t.reader
+        with translate(p.path, lookup=True):
+            for kind in OBJECT_KINDS:
+                location = reader.object_location(kind, p.namespace, p.name)
+                if location is not None:
+                    ref = ObjectRef(p.namespace, p.name, kind)
+                    return kind, location, reader.read_definition(ref, location)
+            if not reader.namespace_exists(p.namespace):
+                raise not_found(
+                    p.path, f"namespace {p.namespace!r} does not exist at version {t.version}"
+                )
+        raise not_found(p.path, f"no table or view {p.namespace}.{p.name} at version {t.version}")
+
+    def _object_info(self, t: _Target) -> tuple[dict[str, Any], bytes]:
+        kind, _location, msg = self._object(t)
+        data = content_mod.render(kind, msg)
+        info = self._file_entry(t.p.path, kind, t.version, len(data))
+        info["id"] = msg.id
+        return info, data
+
+    def info(self, path: str, **kwargs: Any) -> dict[str, Any]:
+        """type, size, kind, version (and properties for a namespace): a point lookup."""
+        t = self._resolve(path)
+        p = t.p
+        if p.is_versions_dir:
+            with translate(p.path, lookup=True):
+                latest = self.lake.latest_version()
+            return self._dir_entry(p.path, "versions", None, latest=latest)
+        if p.is_root:
+            kind = "export" if t.export else "version"
+            created = self._version_time(t.version) if t.export is None else None
+            return self._dir_entry(p.path, kind, t.version, created=created)
+        if p.is_namespace:
+            with translate(p.path, lookup=True):
+                msg = t.reader.describe_namespace(p.namespace)
+            return self._dir_entry(
+                p.path,
+                "namespace",
+                t.version,
+                properties=dict(msg.properties),
+                id=msg.id,
+                **self._times(t),
+            )
+        if p.is_object:
+            info = self._object_info(t)[0]
+            info.update(self._times(t))
+            return info
+        raise not_found(p.path, TWO_LEVELS)
+
+    def _times(self, t: _Target) -> dict[str, datetime]:
+        """`mtime` (when what the path holds took effect) and `created` of an existing
+        namespace or object (the time of the version read, for an export)."""
+        if t.export is not None:
+            return {}
+        return {
+            "mtime": self._changed_at_target(t, same=True),
+            "created": self._changed_at_target(t, same=False),
+        }
+
+    def _light(self, path: str) -> str | None:
+        """'directory', 'file' or None, by key lookups only (no definition read)."""
+        try:
+            t = self._resolve(path)
+            p = t.p
+            if p.is_versions_dir:
+                return "directory" if self.lake is not None else None
+            if p.is_root:
+                return "directory"
+            if p.depth > 2:
+                return None
+            with translate(p.path, lookup=True):
+                if p.is_namespace:
+                    return "directory" if t.reader.namespace_exists(p.namespace) else None
+                for kind in OBJECT_KINDS:
+                    if t.reader.object_location(kind, p.namespace, p.name) is not None:
+                        return "file"
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return None
+
+    def exists(self, path: str, **kwargs: Any) -> bool:
+        return self._light(path) is not None
+
+    def lexists(self, path: str, **kwargs: Any) -> bool:
+        return self.exists(path)
+
+    def isdir(self, path: str) -> bool:
+        return self._light(path) == "directory"
+
+    def isfile(self, path: str) -> bool:
+        return self._light(path) == "file"
+
+    def cat_file(
+        self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any
+    ) -> bytes:
+        t = self._resolve(path)
+        if not t.p.is_object:
+            if t.p.depth > 2:
+                raise not_found(t.p.path, TWO_LEVELS)
+            self.info(t.p.path)  # FileNotFoundError when it does not exist
+            raise is_a_directory(t.p.path)
+        data = self._object_info(t)[1]
+        return data[start:end] if (start is not None or end is not None) else data
+
+    def open(
+        self, path, mode="rb", block_size=None, cache_options=None, compression=None, **kwargs
+    ):
+        """fsspec's open; text writes leave nothing behind when their block raises."""
+        if "b" not in mode and ("w" in mode or "x" in mode):
+            text = {k: kwargs.pop(k) for k in ("encoding", "errors", "newline") if k in kwargs}
+            binary = super().open(
+                path,
+                mode.replace("t", "") + "b",
+                block_size=block_size,
+                cache_options=cache_options,
+                compression=compression,
+                **kwargs,
+            )
+            return TrinityTextWriter(binary, **text)
+        return super().open(
+            path,
+            mode,
+            block_size=block_size,
+            cache_options=cache_options,
+            compression=compression,
+            **kwargs,
+        )
+
+    def _open(
+        self,
+        path: str,
+        mode: str = "rb",
+        block_size: Any = None,
+        autocommit: bool = True,
+        cache_options: Any = None,
+        **kwargs: Any,
+    ):
+        path = strip_protocol(path)
+        if mode == "rb":
+            t = self._resolve(path)
+            if not t.p.is_object:
+                self.cat_file(path)  # raises the right error
+            info, data = self._object_info(t)
+            return TrinityReadFile(self, path, data, info)
+        if mode in ("wb", "xb"):
+            p = self._writable_object(path)
+            if mode == "xb" and self.exists(p.path):
+                raise exists(p.path, f"{p.namespace}.{p.name} already exists")
+            return TrinityWriteFile(self, p.path, mode, autocommit)
+        raise InvalidRequest(
+            f"{path}: mode {mode!r} is not supported; definitions open as 'rb', 'wb' or 'xb'"
+        )
+
+    def modified(self, path: str) -> datetime:
+        """When the current definition (or namespace) took effect, or a version's time.
+
+        A binary search over versions for the one that wrote what `path` holds now
+        (O(log versions) point lookups).
+        """
+        return self._changed_at(path, same=True)
+
+    def created(self, path: str) -> datetime:
+        """When the object or namespace came into existence (its latest creation)."""
+        return self._changed_at(path, same=False)
+
+    def _changed_at(self, path: str, same: bool) -> datetime:
+        t = self._resolve(path)
+        p = t.p
+        if p.is_versions_dir:
+            with translate(p.path, lookup=True):
+                return self._version_time(
+                    self.lake.oldest_version() if not same else self.lake.latest_version()
+                )
+        if p.is_root:
+            if t.export is not None:
+                raise not_found(p.path, "an export has no commit time")
+            return self._version_time(t.version)
+        if p.depth > 2:
+            raise not_found(p.path, TWO_LEVELS)
+        self.info(p.path)  # FileNotFoundError if missing
+        return self._changed_at_target(t, same)
+
+    def _changed_at_target(self, t: _Target, same: bool) -> datetime:
+        """Binary search for the first version of the run that holds what `t` holds now
+        (`same`), or that holds it as the same kind (its latest creation)."""
+        p = t.p
+        base = t.version
+        if p.writable and self._current_txn() is not None:
+            base = self._current_txn().version
+
+        def location_at(version: int) -> tuple | None:
+            reader = self._snapshot(version)
+            if p.is_namespace:
+                if not reader.namespace_exists(p.namespace):
+                    return None
+                ns_def = reader.describe_namespace(p.namespace)
+                return ("namespace", ns_def.id, sorted(ns_def.properties.items()))
+            for kind in OBJECT_KINDS:
+                loc = reader.object_location(kind, p.namespace, p.name)
+                if loc is not None:
+                    return (kind, loc)
+            return None
+
+        with translate(p.path, lookup=True):
+            now = location_at(base)
+            if now is None:  # created inside the running transaction
+                return datetime.now(UTC)
+            lo, hi = self.lake.oldest_version(), base
+            while lo < hi:
+                mid = (lo + hi) // 2
+                at = location_at(mid)
+                holds = (at == now) if same else (at is not None and at[0] == now[0])
+                if holds:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            return self._version_time(lo)
+
+    def ukey(self, path: str) -> str:
+        """Changes exactly when the content changes (not with unrelated commits)."""
+        info = self.info(path)
+        if info["type"] == "file":
+            return hashlib.sha256(self.cat_file(path)).hexdigest()
+        stable = {k: v for k, v in info.items() if k not in ("version", "latest", "created")}
+        return hashlib.sha256(repr(sorted(stable.items())).encode()).hexdigest()
+
+    def checksum(self, path: str) -> int:
+        return int(self.ukey(path)[:32], 16)
+
+    # -- find, glob, du ------------------------------------------------------------------
+
+    def find(
+        self,
+        path: str,
+        maxdepth: int | None = None,
+        withdirs: bool = False,
+        detail: bool = False,
+        sizes: bool = False,
+        **kwargs: Any,
+    ):
+        """Everything below `path` by one range scan over the catalog (not one ls per dir)."""
+        if maxdepth is not None and maxdepth < 1:
+            raise ValueError("maxdepth must be at least 1")
+        out: dict[str, dict[str, Any]] = {}
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            self._find_into(out, path, maxdepth, withdirs, sizes)
+        names = sorted(out)
+        if detail:
+            return {name: out[name] for name in names}
+        return names
+
+    def _find_into(
+        self, out: dict, path: str, maxdepth: int | None, withdirs: bool, sizes: bool
+    ) -> None:
+        t = self._resolve(path)
+        p = t.p
+        if p.is_versions_dir:
+            if withdirs:
+                out[p.path] = self.info(p.path)
+            for entry in self._versions_listing():
+                if withdirs:
+                    out[entry["name"]] = entry
+                if maxdepth is None or maxdepth > 1:
+                    self._find_into(
+                        out,
+                        entry["name"],
+                        None if maxdepth is None else maxdepth - 1,
+                        withdirs,
+                        sizes,
+                    )
+            return
+        if p.is_object:
+            out[p.path] = self.info(p.path)
+            return
+        if p.depth > 2:
+            return
+        if withdirs and p.path != "/":
+            out[p.path] = self.info(p.path)
+        if p.is_namespace or maxdepth == 1:
+            entries = self._cached_listing(t)
+            if sizes:
+                entries = self._fill_sizes(t, entries)
+            for entry in entries:
+                if withdirs or entry["type"] == "file":
+                    out[entry["name"]] = entry
+            return
+        # the whole catalog of a version: one scan per kind, in key order
+        files: list[tuple[ObjectRef, str]] = []
+        with translate(p.path, lookup=True):
+            for ref, location in self._catalog(t):
+                if p.prefix == "" and ref.namespace == VERSIONS_DIR:
+                    continue  # reachable as /v/latest/v
+                if ref.name is None:
+                    if withdirs:
+                        name = p.child(ref.namespace)
+                        out[name] = self._dir_entry(name, "namespace", t.version)
+                else:
+                    files.append((ref, location))
+            found = self._sizes(t.reader, files) if sizes else [None] * len(files)
+        for (ref, _location), size in zip(files, found, strict=True):
+            name = p.with_names(ref.namespace, ref.name)
+            out[name] = self._file_entry(name, ref.kind, t.version, size)
+
+    def _catalog(self, t: _Target) -> list[tuple[ObjectRef, str]]:
+        """Every namespace, table and view of a version with its location (one range scan
+        per kind), cached for the last few versions: a version never changes."""
+        if t.p.writable and self._current_txn() is not None:
+            return list(t.reader.iter_all())
+        key = (t.export or "", t.version)
+        with self._lock:
+            hit = self._catalogs.get(key)
+            if hit is not None:
+                self._catalogs.move_to_end(key)
+                return hit
+        items = list(t.reader.iter_all())
+        with self._lock:
+            self._catalogs[key] = items
+            while len(self._catalogs) > CATALOG_CACHE:
+                self._catalogs.popitem(last=False)
+        return items
+
+    def du(
+        self,
+        path: str,
+        total: bool = True,
+        maxdepth: int | None = None,
+        withdirs: bool = False,
+        **kwargs: Any,
+    ):
+        """Bytes of the definitions (as JSON) below `path`: one scan, then parallel reads."""
+        found = self.find(path, maxdepth=maxdepth, withdirs=withdirs, detail=True, sizes=True)
+        sizes = {name: info.get("size") or 0 for name, info in found.items()}
+        return sum(sizes.values()) if total else sizes
+
+
+__all__ = ["ReadingMixin"]

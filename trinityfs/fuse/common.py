@@ -1,0 +1,163 @@
+"""Pieces shared by the FUSE operations modules: constants, handles, the resolved view
+of a path, the LRU, and the one errno mapping of every operation (`_fuse_op`)."""
+
+from __future__ import annotations
+
+import errno
+import functools
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from trinityfs.catalog import CatalogSnapshot
+from trinityfs.errors import TrinityError
+from trinityfs.fs.errors import errno_of, message_of, to_os_error
+from trinityfs.fs.paths import TrinityPath, encode_name
+from trinityfs.fuse.scratch import ScratchFile
+
+log = logging.getLogger("trinityfs.fuse")
+
+FILE_KINDS = ("table", "view")
+MAX_FILE_BYTES = 64 * 1024 * 1024  # a definition is small; refuse runaway writes (EFBIG)
+XATTR_PREFIX = "user."
+XATTR_CREATE, XATTR_REPLACE = 1, 2
+ENOATTR = getattr(errno, "ENOATTR", errno.ENODATA)
+BLOCK = 4096
+MILLIS_NS = 1_000_000
+
+
+def _os_error(code: int, message: str, path: str | None = None) -> OSError:
+    return OSError(code, message, path) if path else OSError(code, message)
+
+
+class _LRU:
+    """A small thread-safe LRU map."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._data: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> Any:
+        with self._lock:
+            value = self._data.get(key)
+            if value is not None:
+                self._data.move_to_end(key)
+            return value
+
+    def put(self, key: Any, value: Any) -> None:
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > self.size:
+                self._data.popitem(last=False)
+
+    def pop(self, key: Any) -> Any:
+        with self._lock:
+            return self._data.pop(key, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
+@dataclass
+class _View:
+    """A resolved path: the version it shows and what may be done there."""
+
+    tp: TrinityPath
+    snapshot: CatalogSnapshot | None  # None for the versions directory /v
+    writable: bool = False  # the latest version of a read-write mount
+    history: bool = True  # a version of this lakehouse (not an export)
+    fresh: bool = False  # the snapshot was probed for this call
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.tp.namespace or "", self.tp.name or "")
+
+
+@dataclass
+class _ReadHandle:
+    data: bytes
+    version: int | None
+
+
+@dataclass
+class _WriteHandle:
+    """A table or view open for writing: bytes in memory, committed at flush."""
+
+    namespace: str
+    name: str
+    base: int  # the version the file was opened at (the commit builds on it)
+    data: bytearray
+    new: bool  # the object did not exist when opened
+    changed: bool = False  # written, truncated or touched since the last commit
+    # emptied by O_TRUNC at open: committed at release if nothing else happens (a shell's
+    # `> file` closes a dup of the descriptor before writing: that flush must not commit)
+    truncated: bool = False
+    committed: bool = False
+    failed: bool = False  # the last commit attempt was refused (EINVAL/EBUSY)
+    orphaned: bool = False  # unlinked or replaced while open: commits nothing
+    append: bool = False
+    version: int | None = None  # the last version this handle committed
+    streaming: bool = True  # every write so far went to the end: checked as it comes
+    rejected: str | None = None  # why a write was refused: the handle commits nothing
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.namespace, self.name)
+
+
+@dataclass
+class _ScratchHandle:
+    file: ScratchFile
+    append: bool = False
+
+
+@dataclass
+class _Overlay:
+    """Changes of the latest version that live in this mount only (see scratch.py)."""
+
+    scratch: dict[tuple[str, str], ScratchFile] = field(default_factory=dict)
+    hidden: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)  # -> scratch
+
+
+def _path_of(namespace: str, name: str | None) -> str:
+    head = f"/{encode_name(namespace)}"
+    return head if name is None else f"{head}/{encode_name(name)}"
+
+
+def _fuse_op(lookup: bool = False) -> Callable:
+    """Run a FUSE operation; map every error to an OSError with the errno tools expect."""
+
+    def decorate(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(self: Any, path: str | None, *args: Any) -> Any:
+            try:
+                return fn(self, path, *args)
+            except OSError as exc:
+                if not isinstance(exc.errno, int) or exc.errno <= 0:
+                    log.error("%s %s: %s", fn.__name__, path, exc)
+                    raise _os_error(errno.EIO, str(exc), path) from exc
+                raise
+            except TrinityError as exc:
+                mapped = to_os_error(exc, path, lookup=lookup, keys=self._keys(), path_of=_path_of)
+                code = errno_of(mapped)
+                if code == errno.EBUSY:
+                    log.warning("%s %s: %s", fn.__name__, path, message_of(mapped))
+                elif code == errno.EIO:
+                    log.error("%s %s: %s", fn.__name__, path, message_of(mapped))
+                raise _os_error(code, message_of(mapped), path) from exc
+            except ValueError as exc:  # ContentError, InvalidRequest
+                log.warning("%s %s: %s", fn.__name__, path, message_of(exc))
+                raise _os_error(errno.EINVAL, message_of(exc), path) from exc
+            except Exception as exc:
+                log.exception("%s %s failed", fn.__name__, path)
+                raise _os_error(errno.EIO, str(exc), path) from exc
+
+        return wrapper
+
+    return decorate
