@@ -316,11 +316,11 @@ class WritingMixin:
         with self._batch() as txn:
             if isinstance(path1, str) and isinstance(path2, str):
                 src, dst = self._writable(path1), self._writable(path2)
-                if (
-                    src.is_namespace
-                    and dst.is_namespace
-                    and not txn.namespace_exists(dst.namespace)
-                ):
+                fresh = False
+                if src.is_namespace and dst.is_namespace:
+                    with translate(dst.path):
+                        fresh = not txn.namespace_exists(dst.namespace)
+                if fresh:
                     with translate(src.path, lookup=True):
                         txn.describe_namespace(src.namespace)  # FileNotFoundError if missing
                     with translate(dst.path):
