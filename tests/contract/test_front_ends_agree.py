@@ -20,7 +20,7 @@ from trinityfs.fs import TrinityFileSystem
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fuse"))
 from fuse_helpers import SKIP_REASON, mounted
 
-FRONT_ENDS = ["fs", "mount", "cli"]
+FRONT_ENDS = ["fs", pytest.param("mount", marks=pytest.mark.fuse), "cli"]
 TABLE = {"table_format": "ICEBERG", "properties": {"owner": "ops"}}
 NEW = {"kind": "table", "definition": {"table_format": "DELTA"}}
 
@@ -148,7 +148,6 @@ def front(request, tmp_path) -> Iterator[FrontEnd]:
         return
     if SKIP_REASON is not None:
         pytest.skip(SKIP_REASON)
-    request.applymarker(pytest.mark.fuse)
     with mounted(root, tmp_path / "mnt", "-o", "latest_ttl=0") as m:
         fe.mnt = m.path
         yield fe
