@@ -1,13 +1,21 @@
-"""Sizes that drive flushing: the byte estimate of buffered messages."""
+"""Sizes that drive flushing: message byte estimates, buffers that keep their running
+size, and the writer's flush policy (how much each commit may leave in a buffer)."""
 
 from __future__ import annotations
 
-from trinityfs.tree.node import Message
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
-ROW_OVERHEAD_BYTES = 12  # Arrow offsets and validity bits of one row, roughly
+from trinityfs.format.definitions import MESSAGE_ROW_OVERHEAD_BYTES
+
+# A buffered message: (value or None for "delete", version of the commit that wrote it).
+Message = tuple[str | None, int]
+
+ROW_OVERHEAD_BYTES = MESSAGE_ROW_OVERHEAD_BYTES  # Arrow offsets and validity bits of one row
 
 
 def message_bytes(key: str, message: Message) -> int:
+    """FORMAT-CHOICES' size estimate of one buffered message in a node file."""
     value, txn = message
     size = len(key.encode()) + len(str(txn)) + ROW_OVERHEAD_BYTES
     if value is not None:
@@ -15,5 +23,111 @@ def message_bytes(key: str, message: Message) -> int:
     return size
 
 
-def buffer_bytes(buffer: dict[str, Message]) -> int:
+class MessageBuffer(dict[str, Message]):
+    """A node's write buffer (key -> newest message) that knows its estimated size.
+
+    `nbytes` is kept current by every mutation, so deciding whether a buffer must flush
+    costs O(1) instead of re-summing every message (the whole root, every commit).
+    """
+
+    __slots__ = ("nbytes",)
+
+    def __init__(self, items: Mapping[str, Message] | Iterable[tuple[str, Message]] = ()):
+        super().__init__()
+        self.nbytes = 0
+        self.update(items)
+
+    def __setitem__(self, key: str, message: Message) -> None:
+        old = dict.get(self, key)
+        if old is not None:
+            self.nbytes -= message_bytes(key, old)
+        dict.__setitem__(self, key, message)
+        self.nbytes += message_bytes(key, message)
+
+    def __delitem__(self, key: str) -> None:
+        message = dict.pop(self, key)
+        self.nbytes -= message_bytes(key, message)
+
+    _MISSING = object()
+
+    def pop(self, key: str, default: object = _MISSING) -> object:  # type: ignore[override]
+        if key in self:
+            message = dict.pop(self, key)
+            self.nbytes -= message_bytes(key, message)
+            return message
+        if default is MessageBuffer._MISSING:
+            raise KeyError(key)
+        return default
+
+    def popitem(self) -> tuple[str, Message]:
+        key, message = dict.popitem(self)
+        self.nbytes -= message_bytes(key, message)
+        return key, message
+
+    def setdefault(self, key: str, default: Message) -> Message:  # type: ignore[override]
+        if key in self:
+            return dict.__getitem__(self, key)
+        self[key] = default
+        return default
+
+    def update(self, items=(), /, **kw) -> None:  # type: ignore[override]
+        pairs = items.items() if isinstance(items, Mapping) else items
+        for key, message in pairs:
+            self[key] = message
+        for key, message in kw.items():
+            self[key] = message
+
+    def __ior__(self, items):  # type: ignore[override]
+        self.update(items)
+        return self
+
+    def clear(self) -> None:
+        dict.clear(self)
+        self.nbytes = 0
+
+    def copy(self) -> MessageBuffer:
+        twin = MessageBuffer()
+        dict.update(twin, self)
+        twin.nbytes = self.nbytes
+        return twin
+
+    def __reduce__(self):
+        return (MessageBuffer, (dict(self),))
+
+
+def buffer_bytes(buffer: Mapping[str, Message]) -> int:
+    """Estimated bytes of a buffer (O(1) for a MessageBuffer)."""
+    if isinstance(buffer, MessageBuffer):
+        return buffer.nbytes
     return sum(message_bytes(k, m) for k, m in buffer.items())
+
+
+# Writer-side caps (bytes of the estimate above), chosen from the sweep in
+# docs/FORMAT-CHOICES.md ("Node size and flush policy"). FORMAT.md only bounds buffers
+# from above (node size minus the key table estimate); flushing earlier is always valid.
+DEFAULT_ROOT_BUFFER_BYTES = 16 * 1024
+DEFAULT_NODE_BUFFER_BYTES = 128 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class FlushPolicy:
+    """How full a writer lets buffers get before it flushes them toward the children.
+
+    The root is rewritten by every commit, so its buffer cap bounds the bytes a commit
+    writes; a non-root internal node is rewritten only when a flush reaches it, so its
+    cap trades the size of that rewrite against how many messages each leaf rewrite
+    absorbs. Each cap is further bounded by the format's budget (whichever is smaller).
+    """
+
+    root_buffer_bytes: int = DEFAULT_ROOT_BUFFER_BYTES
+    node_buffer_bytes: int = DEFAULT_NODE_BUFFER_BYTES
+
+    def __post_init__(self) -> None:
+        if self.root_buffer_bytes < 0 or self.node_buffer_bytes < 0:
+            raise ValueError("flush policy caps must be >= 0")
+
+    def root_cap(self, budget: int) -> int:
+        return min(budget, self.root_buffer_bytes)
+
+    def node_cap(self, budget: int) -> int:
+        return min(budget, self.node_buffer_bytes)

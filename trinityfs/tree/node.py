@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from trinityfs.format.nodefile import NodeFile
+from trinityfs.tree.budget import Message, MessageBuffer
 
-# A buffered message: (value or None for "delete", version of the commit that wrote it).
-Message = tuple[str | None, int]
+__all__ = ["Message", "MessageBuffer", "Node"]
 
 
 @dataclass(eq=False, slots=True)
@@ -23,9 +23,13 @@ class Node:
     keys: list[str]
     values: list[str]
     children: list[str | Node] | None  # k+1 references, None for a leaf
-    buffer: dict[str, Message] = field(default_factory=dict)
+    buffer: MessageBuffer = field(default_factory=MessageBuffer)
     system: dict[str, str] = field(default_factory=dict)
     location: str | None = None  # set for committed (immutable) nodes
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.buffer, MessageBuffer):
+            self.buffer = MessageBuffer(self.buffer)
 
     @property
     def is_leaf(self) -> bool:
@@ -41,7 +45,7 @@ class Node:
             keys=list(self.keys),
             values=list(self.values),
             children=None if self.children is None else list(self.children),
-            buffer=dict(self.buffer),
+            buffer=self.buffer.copy(),
             system=dict(self.system),
             location=None,
         )
@@ -52,7 +56,7 @@ class Node:
 
     @classmethod
     def from_file(cls, nf: NodeFile, location: str | None) -> Node:
-        buffer: dict[str, Message] = {}
+        buffer = MessageBuffer()
         for key, value, txn in nf.buffer:
             buffer.pop(key, None)  # the newest message for a key wins and keeps its place
             buffer[key] = (value, txn)

@@ -1,10 +1,11 @@
 """Copy-on-write updates of the B-epsilon tree: one `TreeWriter` builds one commit.
 
 A commit puts its messages in the root buffer (they stay there, so the root of a version
-tells what that version changed). When a buffer outgrows its byte budget, the largest
-groups of older messages move one level down (into a child's buffer, or into a leaf's key
-table); oversized nodes are split into balanced pieces and undersized ones merged or
-redistributed with a sibling, so every invariant holds again when the commit is built.
+tells what that version changed). When a buffer outgrows its cap (the flush policy's,
+never above the format's budget), the largest groups of older messages move one level
+down (into a child's buffer, or into a leaf's key table); oversized nodes are split into
+balanced pieces and undersized ones merged or redistributed with a sibling, so every
+invariant holds again when the commit is built.
 
 Every node a commit touches is copied once and changed in memory any number of times, so
 loading many keys in one commit writes each node file once.
@@ -16,8 +17,8 @@ import math
 from bisect import bisect_left
 from collections.abc import Callable, Mapping
 
-from trinityfs.tree.budget import buffer_bytes, message_bytes
-from trinityfs.tree.node import Message, Node
+from trinityfs.tree.budget import FlushPolicy, message_bytes
+from trinityfs.tree.node import Message, MessageBuffer, Node
 from trinityfs.tree.store import NodeStore
 
 SELF = -1  # group of messages addressed to a node's own keys
@@ -26,13 +27,23 @@ SELF = -1  # group of messages addressed to a node's own keys
 class TreeWriter:
     """Applies one commit's changes onto a base root, producing a new (unwritten) root."""
 
-    def __init__(self, store: NodeStore, order: int, budget: int, version: int):
+    def __init__(
+        self,
+        store: NodeStore,
+        order: int,
+        budget: int,
+        version: int,
+        policy: FlushPolicy | None = None,
+    ):
         if order < 3:
             raise ValueError("tree order must be at least 3")
         self.store = store
         self.order = order
         self.budget = budget
         self.version = version
+        self.policy = policy or FlushPolicy()
+        self.root_cap = self.policy.root_cap(budget)
+        self.node_cap = self.policy.node_cap(budget)
         self.max_keys = order - 1
         self.min_keys = math.ceil(order / 2) - 1
 
@@ -59,7 +70,7 @@ class TreeWriter:
                         del root.buffer[key]
                     self._apply_to_leaf(root, older)
                 else:
-                    self._flush(root, self._older)
+                    self._flush(root, self._older, self.root_cap)
             if len(root.keys) > self.max_keys:
                 root = self._grow(root)
             elif not root.is_leaf and not root.keys:
@@ -68,14 +79,14 @@ class TreeWriter:
                 return root
 
     def _root_over_budget(self, root: Node) -> bool:
-        if buffer_bytes(root.buffer) <= self.budget:
+        if root.buffer.nbytes <= self.root_cap:
             return False
         return any(self._older(m) for m in root.buffer.values())
 
     def _grow(self, root: Node) -> Node:
         """Split an oversized root under a new root that keeps the whole buffer."""
         buffer, system = root.buffer, root.system
-        root.buffer, root.system = {}, {}
+        root.buffer, root.system = MessageBuffer(), {}
         pieces, separators, lifted = self._pack(root)
         new_root = Node(
             keys=[k for k, _ in separators],
@@ -101,11 +112,12 @@ class TreeWriter:
 
     def _settle(self, node: Node) -> None:
         """Flush an internal non-root node until its buffer fits the budget."""
-        while not node.is_leaf and buffer_bytes(node.buffer) > self.budget:
-            self._flush(node, lambda _m: True)
+        while not node.is_leaf and node.buffer.nbytes > self.node_cap:
+            self._flush(node, lambda _m: True, self.node_cap)
 
-    def _flush(self, node: Node, eligible: Callable[[Message], bool]) -> None:
-        """Move the largest groups of eligible messages out of `node`'s buffer."""
+    def _flush(self, node: Node, eligible: Callable[[Message], bool], cap: int) -> None:
+        """Move the largest groups of eligible messages out of `node`'s buffer until it
+        is within `cap`: each group rewrites one child, so the biggest ones go first."""
         groups: dict[int, dict[str, Message]] = {}
         for key, message in node.buffer.items():
             if not eligible(message):
@@ -114,10 +126,10 @@ class TreeWriter:
             target = SELF if i < len(node.keys) and node.keys[i] == key else i
             groups.setdefault(target, {})[key] = message
         sizes = {t: sum(message_bytes(k, m) for k, m in g.items()) for t, g in groups.items()}
-        remaining = buffer_bytes(node.buffer)
+        remaining = node.buffer.nbytes
         chosen: list[int] = []
         for target in sorted(groups, key=lambda t: sizes[t], reverse=True):
-            if remaining <= self.budget:
+            if remaining <= cap:
                 break
             chosen.append(target)
             remaining -= sizes[target]

@@ -1,0 +1,197 @@
+"""The writer's flush policy and buffer accounting: what one commit may rewrite.
+
+FORMAT.md bounds buffers only from above; the writer flushes earlier (FlushPolicy) so a
+commit rewrites kilobytes, not the node size. Buffers keep their byte size as they
+change instead of re-summing it on every commit.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+
+import pytest
+
+from trinityfs.format.nodefile import encode_node
+from trinityfs.storage import Storage
+from trinityfs.tree import Node, NodeStore, TreeWriter, check_tree, lookup, scan
+from trinityfs.tree.budget import FlushPolicy, MessageBuffer, buffer_bytes, message_bytes
+from trinityfs.tree.bulk import BottomUpBuilder, build_tree
+
+
+def new_store(order: int) -> NodeStore:
+    return NodeStore(Storage(f"memory://policy-{uuid.uuid4().hex}"), order)
+
+
+def empty_root() -> Node:
+    root = Node.empty_leaf()
+    root.system = {"created_at_millis": "0", "lakehouse_def": "ldef"}
+    return root
+
+
+def commit(store, root, changes, version, budget, policy=None) -> tuple[Node, int]:
+    """Commit and return the new root and the bytes of node files the commit wrote."""
+    new = TreeWriter(store, store.order, budget, version, policy).commit(root, changes)
+    new.system = {"created_at_millis": str(version), "lakehouse_def": "ldef", "previous_root": "p"}
+    before = store.storage.stats.snapshot()["bytes_written"]
+    store.write_new_nodes(new)
+    written = store.storage.stats.snapshot()["bytes_written"] - before
+    return new, written + len(encode_node(new.to_file(), store.order))
+
+
+def resum(buffer) -> int:
+    return sum(message_bytes(k, m) for k, m in buffer.items())
+
+
+def test_message_buffer_keeps_its_size_through_every_mutation() -> None:
+    rng = random.Random(7)
+    buf = MessageBuffer()
+    for step in range(3000):
+        key = f"k{rng.randrange(200):03d}" * rng.choice([1, 3])
+        op = rng.randrange(8)
+        value = None if rng.random() < 0.2 else "v" * rng.randrange(1, 40)
+        if op == 0:
+            buf[key] = (value, step)
+        elif op == 1 and key in buf:
+            del buf[key]
+        elif op == 2:
+            buf.pop(key, None)
+        elif op == 3:
+            buf.setdefault(key, (value, step))
+        elif op == 4:
+            buf.update({key: (value, step), key + "x": (None, step)})
+        elif op == 5 and buf:
+            buf.popitem()
+        elif op == 6:
+            buf |= {key: (value, step)}
+        else:
+            twin = buf.copy()
+            assert isinstance(twin, MessageBuffer) and twin.nbytes == buf.nbytes
+            twin[key + "y"] = ("z", step)
+            assert twin.nbytes != buf.nbytes or key + "y" in buf
+        assert buf.nbytes == resum(buf), f"step {step} op {op}"
+    buf.clear()
+    assert buf.nbytes == 0 == len(buf)
+    with pytest.raises(KeyError):
+        buf.pop("missing")
+
+
+def test_nodes_always_carry_a_sized_buffer() -> None:
+    node = Node(keys=[], values=[], children=None, buffer={"a": ("x", 1), "b": (None, 2)})
+    assert isinstance(node.buffer, MessageBuffer)
+    assert buffer_bytes(node.buffer) == resum(node.buffer)
+    assert node.copy().buffer.nbytes == node.buffer.nbytes
+
+
+def test_policy_caps_never_exceed_the_format_budget() -> None:
+    policy = FlushPolicy(root_buffer_bytes=5000, node_buffer_bytes=9000)
+    assert policy.root_cap(1000) == 1000 and policy.node_cap(1000) == 1000
+    assert policy.root_cap(10**6) == 5000 and policy.node_cap(10**6) == 9000
+    with pytest.raises(ValueError):
+        FlushPolicy(root_buffer_bytes=-1)
+
+
+@pytest.mark.parametrize(
+    ("order", "budget", "root_cap", "node_cap"),
+    [
+        (3, 5_000, 0, 100),
+        (4, 5_000, 300, 900),
+        (16, 50_000, 2_000, 6_000),
+        (64, 10**6, 4_000, 20_000),
+    ],
+)
+def test_random_commits_under_a_policy_keep_invariants(order, budget, root_cap, node_cap) -> None:
+    rng = random.Random(order + root_cap)
+    policy = FlushPolicy(root_cap, node_cap)
+    store = new_store(order)
+    root, model = empty_root(), {}
+    history = []
+    for version in range(1, 120):
+        changes = {}
+        for _ in range(rng.choice([1, 1, 2, 8, 40])):
+            key = f"k{rng.randrange(600):04d}"
+            changes[key] = None if rng.random() < 0.3 else f"v{version}-{key}"
+        root, _ = commit(store, root, changes, version, budget, policy)
+        for key, value in changes.items():
+            if value is None:
+                model.pop(key, None)
+            else:
+                model[key] = value
+        # The writer's caps hold wherever FORMAT.md's budget would (root: older messages).
+        check_tree(store, root, order=order, budget=budget, version=version)
+        older = {k: m for k, m in root.buffer.items() if m[1] < version}
+        if older:
+            assert root.buffer.nbytes <= max(root_cap, resum(root.buffer) - resum(older))
+        assert dict(scan(store, root)) == model
+        history.append((root, dict(model)))
+    for old_root, old_model in history[::10]:
+        assert dict(scan(store, old_root)) == old_model
+
+
+def test_root_buffer_stays_at_the_policy_cap_not_the_node_size() -> None:
+    """The bug of issue 13: with a 1 MiB node size every commit rewrote a ~1 MB root."""
+    order, budget = 128, 1048576 - 128 * 404
+    store = new_store(order)
+    rng = random.Random(3)
+    keys = sorted(f"C===ns{rng.getrandbits(64):016x}".ljust(204) for _ in range(20_000))
+    root = build_tree(((k, f"loc/{i}.binpb") for i, k in enumerate(keys)), order, _emit(store))
+    root.system = {"created_at_millis": "1", "lakehouse_def": "ldef", "previous_root": "p"}
+    policy = FlushPolicy(root_buffer_bytes=8192, node_buffer_bytes=65536)
+    written = []
+    for version in range(2, 600):
+        key = f"C===ns{rng.getrandbits(64):016x}".ljust(204)
+        root, nbytes = commit(
+            store, root, {key: f"loc/new{version}.binpb"}, version, budget, policy
+        )
+        written.append(nbytes)
+        assert root.buffer.nbytes <= 8192 + message_bytes(key, root.buffer[key])
+    check_tree(store, root, order=order, budget=budget, version=version)
+    # The root alone (key table + at most 8 KiB of messages) bounds most commits.
+    assert sum(written) / len(written) < 64 * 1024
+    assert max(written) < 512 * 1024
+
+
+def _emit(store: NodeStore):
+    def emit(node: Node) -> str:
+        node.system = {"created_at_millis": "1"}
+        location = f"node-{uuid.uuid4()}.arrow"
+        store.storage.write_immutable(location, encode_node(node.to_file(), store.order))
+        node.location = location
+        store.remember(node)
+        return location
+
+    return emit
+
+
+@pytest.mark.parametrize("order", [3, 4, 5, 8, 128])
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 17, 100, 1000, 5000])
+def test_bottom_up_build_gives_a_valid_tree(order: int, n: int) -> None:
+    store = new_store(order)
+    pairs = [(f"k{i:06d}", f"v{i}") for i in range(n)]
+    root = build_tree(iter(pairs), order, _emit(store))
+    root.system = {"created_at_millis": "1", "lakehouse_def": "ldef", "previous_root": "p"}
+    check_tree(store, root, order=order, budget=10**6, version=1)
+    assert list(scan(store, root)) == pairs
+    for key, value in pairs[:: max(1, n // 50)]:
+        assert lookup(store, root, key) == value
+
+
+def test_bottom_up_build_holds_a_bounded_number_of_entries() -> None:
+    order = 8
+    store = new_store(order)
+    builder = BottomUpBuilder(order, _emit(store))
+    most = 0
+    for i in range(20_000):
+        builder.add(f"k{i:06d}", "v")
+        most = max(most, sum(len(level.keys) for level in builder.levels))
+    assert most <= (2 * (order - 1) + 2) * len(builder.levels)
+    root = builder.finish()
+    root.system = {"created_at_millis": "1", "lakehouse_def": "ldef", "previous_root": "p"}
+    check_tree(store, root, order=order, budget=10**6, version=1)
+
+
+def test_bottom_up_build_refuses_unsorted_keys() -> None:
+    builder = BottomUpBuilder(4, lambda node: "x")
+    builder.add("b", "1")
+    with pytest.raises(ValueError, match="strictly ascending"):
+        builder.add("a", "2")
