@@ -44,6 +44,7 @@ from trinityfs.lifecycle.expire import expire as _expire_versions
 from trinityfs.lifecycle.fsck import fsck as _fsck_lakehouse
 from trinityfs.storage import Storage
 from trinityfs.tree import TreeStats, check_tree
+from trinityfs.tree.budget import new_lakehouse_options
 from trinityfs.txn.engine import Engine, diff_snapshots
 from trinityfs.txn.publish import create_first
 from trinityfs.txn.publish import rollback as _rollback
@@ -98,7 +99,7 @@ class Lakehouse:
             if exist_ok:
                 return lakehouse
             raise AlreadyExistsError(f"a lakehouse already exists at {storage.url}")
-        ldef = new_lakehouse_def(**options)
+        ldef = new_lakehouse_def(**new_lakehouse_options(options))
         validate_lakehouse_def(ldef)
         ldef_location = new_lakehouse_def_location()
         storage.write_immutable(ldef_location, encode_definition(ldef))

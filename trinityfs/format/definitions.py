@@ -46,6 +46,10 @@ PROP_VERSION_MAX_AGE_MILLIS = "version.max-age-millis"
 PROP_VERSION_MIN_TO_KEEP = "version.min-versions-to-keep"
 DEFAULT_VERSION_MAX_AGE_MILLIS = 604800000
 DEFAULT_VERSION_MIN_TO_KEEP = 3
+# Body compression of the node files writers create ("none" when absent): a per-lakehouse
+# choice so that lakehouses shared with readers lacking an Arrow codec can stay plain.
+PROP_NODE_FILE_COMPRESSION = "node-file.compression"
+NODE_FILE_COMPRESSIONS = ("none", "zstd", "lz4")
 
 LAKEHOUSE_DEFAULTS: dict[str, Any] = {
     "major_version": 0,
@@ -148,6 +152,12 @@ def buffer_budget_bytes(ldef: LakehouseDef) -> int:
     return ldef.node_file_max_size_bytes - key_table_estimate_bytes(ldef)
 
 
+def node_file_compression(ldef: LakehouseDef) -> str | None:
+    """The Arrow IPC compression writers use for this lakehouse's node files (None: plain)."""
+    value = ldef.properties.get(PROP_NODE_FILE_COMPRESSION, "none")
+    return None if value == "none" else value
+
+
 def message_size(key: str, value: str | None, txn: int) -> int:
     """Estimated bytes one buffer message adds to a node file (the tree's flush accounting)."""
     size = len(key.encode("utf-8")) + len(str(txn)) + MESSAGE_ROW_OVERHEAD_BYTES
@@ -206,6 +216,12 @@ def validate_lakehouse_def(ldef: LakehouseDef) -> LakehouseDef:
         )
     _check_int_property(ldef, PROP_VERSION_MAX_AGE_MILLIS, 0)
     _check_int_property(ldef, PROP_VERSION_MIN_TO_KEEP, 1)
+    compression = ldef.properties.get(PROP_NODE_FILE_COMPRESSION, "none")
+    if compression not in NODE_FILE_COMPRESSIONS:
+        raise InvalidArgumentError(
+            f"lakehouse property {PROP_NODE_FILE_COMPRESSION}={compression!r} must be one of "
+            f"{NODE_FILE_COMPRESSIONS}"
+        )
     for export_name, location in ldef.exported_snapshots.items():
         if not export_name:
             raise InvalidArgumentError("exported_snapshots has an entry with an empty name")

@@ -6,7 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from trinityfs.format.definitions import MESSAGE_ROW_OVERHEAD_BYTES
+from trinityfs.format.definitions import (
+    KEY_TABLE_ROW_EXTRA_BYTES,
+    LAKEHOUSE_DEFAULTS,
+    MESSAGE_ROW_OVERHEAD_BYTES,
+    PROP_NODE_FILE_COMPRESSION,
+)
 
 # A buffered message: (value or None for "delete", version of the commit that wrote it).
 Message = tuple[str | None, int]
@@ -131,3 +136,39 @@ class FlushPolicy:
 
     def node_cap(self, budget: int) -> int:
         return min(budget, self.node_buffer_bytes)
+
+
+# What trinityfs writes into the LakehouseDef of a lakehouse it creates, unless told
+# otherwise (docs/FORMAT-CHOICES.md, "Node size and flush policy"). Existing lakehouses
+# keep what their LakehouseDef says.
+NEW_LAKEHOUSE_NODE_FILE_MAX_SIZE_BYTES = 128 * 1024
+NEW_LAKEHOUSE_MIN_BUFFER_BYTES = 64 * 1024
+NEW_LAKEHOUSE_NODE_FILE_COMPRESSION = "zstd"
+
+
+def new_lakehouse_options(options: Mapping[str, object]) -> dict[str, object]:
+    """LakehouseDef options for a new lakehouse with trinityfs's measured defaults added.
+
+    The node size is 128 KiB, or the key table estimate plus 64 KiB of buffer when a
+    large order or long names need more; node files are zstd-compressed. Options the
+    caller gives win (and are validated by new_lakehouse_def as usual).
+    """
+    out = dict(options)
+    if "node_file_max_size_bytes" not in out:
+        sizes = [
+            out.get(name, LAKEHOUSE_DEFAULTS[name])
+            for name in ("order", "namespace_name_max_size_bytes", "table_name_max_size_bytes")
+        ]
+        if all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in sizes):
+            order, ns_max, table_max = sizes
+            estimate = order * (ns_max + table_max + KEY_TABLE_ROW_EXTRA_BYTES)
+            out["node_file_max_size_bytes"] = max(
+                NEW_LAKEHOUSE_NODE_FILE_MAX_SIZE_BYTES, estimate + NEW_LAKEHOUSE_MIN_BUFFER_BYTES
+            )
+    properties = out.get("properties", {})
+    if isinstance(properties, dict) and PROP_NODE_FILE_COMPRESSION not in properties:
+        out["properties"] = {
+            **properties,
+            PROP_NODE_FILE_COMPRESSION: NEW_LAKEHOUSE_NODE_FILE_COMPRESSION,
+        }
+    return out

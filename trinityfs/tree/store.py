@@ -49,7 +49,9 @@ class NodeStore:
     def resolve(self, ref: str | Node) -> Node:
         return ref if isinstance(ref, Node) else self.load(ref)
 
-    def write_new_nodes(self, root: Node, created_at_millis: int | None = None) -> list[str]:
+    def write_new_nodes(
+        self, root: Node, created_at_millis: int | None = None, compression: str | None = None
+    ) -> list[str]:
         """Give every new (uncommitted) node below `root` a location and write it.
 
         Children are encoded before their parents so that every pointer is known; the
@@ -62,7 +64,8 @@ class NodeStore:
         for node in written:
             node.system = {"created_at_millis": stamp}
             location = new_node_location()
-            pending.append((location, encode_node(node.to_file(), self.order)))
+            data = encode_node(node.to_file(), self.order, compression=compression)
+            pending.append((location, data))
             node.location = location
         self._write_all(pending)
         for node in [*written, root]:

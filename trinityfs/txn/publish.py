@@ -53,6 +53,7 @@ def build_root(
     previous: Snapshot | None,
     rollback_from: int | None = None,
     extra: Mapping[str, str] | None = None,
+    compression: str | None = None,
 ) -> tuple[bytes, Node]:
     """Root of `version`: `tree` plus `changes`, its new nodes written; -> (bytes, root)."""
     nodes = engine.nodes(order)
@@ -67,8 +68,8 @@ def build_root(
     system[KEY_CREATED_AT] = str(created)
     system.update(extra or {})
     root.system = system
-    nodes.write_new_nodes(root)
-    return encode_node(root.to_file(), order), root
+    nodes.write_new_nodes(root, compression=compression)
+    return encode_node(root.to_file(), order, compression=compression), root
 
 
 def create_first(engine: Engine, lakehouse_def: str, order: int) -> bool:

@@ -19,7 +19,7 @@ from trinityfs.errors import (
     TransactionExpiredError,
     VersionNotFoundError,
 )
-from trinityfs.format.definitions import encode_definition
+from trinityfs.format.definitions import encode_definition, node_file_compression
 from trinityfs.format.paths import new_lakehouse_def_location
 from trinityfs.format.trinitylake_pb2 import IsolationLevel, LakehouseDef
 from trinityfs.tree import Node
@@ -298,6 +298,7 @@ class Transaction:
             budget=self.engine.budget(ldef),
             lakehouse_def=ldef_location,
             previous=base,
+            compression=node_file_compression(ldef),
         )
 
     def _rebase(self, base: Snapshot, ldef_location: str) -> tuple[Snapshot, str]:

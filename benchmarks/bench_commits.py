@@ -1,0 +1,199 @@
+"""What a commit costs, next to its baseline in the same run (interleaved).
+
+1. Bytes written per one-table commit, on a lakehouse of N tables (10 namespaces, names
+   spread over the key range by a hash), new names drawn from the same spread:
+   trinityfs's defaults for a new lakehouse (128 KiB nodes, zstd node files, flush
+   policy) against the pre-issue-13 writer on a lakehouse with FORMAT.md's defaults
+   (1 MiB nodes, plain files, buffers flushed only at the format's budget). Commits
+   alternate between the two lakehouses. Also: node files a cold lookup reads, and
+   fsyncs per commit (counted by wrapping os.fsync).
+2. Single-writer commits per second against PyIceberg's SqlCatalog on SQLite in the same
+   directory: table create vs create_namespace, namespace property update vs
+   update_namespace_properties; alternating batches.
+
+    python benchmarks/bench_commits.py --sizes 100000 1000000 --commits 2000 --rate-ops 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from trinityfs import Lakehouse
+from trinityfs.format.definitions import PROP_NODE_FILE_COMPRESSION
+from trinityfs.tree import TreeWriter
+from trinityfs.tree.budget import FlushPolicy
+
+NAMESPACES = [f"ns{j:02d}" for j in range(10)]
+BATCH = 50_000
+OLD_POLICY = FlushPolicy(2**62, 2**62)  # flush only at the format's budget
+NEW_POLICY = TreeWriter.default_policy
+
+
+def spread_name(i: int) -> str:
+    return hashlib.blake2b(i.to_bytes(8, "little"), digest_size=8).hexdigest()
+
+
+@contextlib.contextmanager
+def policy(p: FlushPolicy):
+    saved = TreeWriter.default_policy
+    TreeWriter.default_policy = p
+    try:
+        yield
+    finally:
+        TreeWriter.default_policy = saved
+
+
+class FsyncCounter:
+    def __init__(self) -> None:
+        self.count = 0
+        self._real = os.fsync
+
+    def __enter__(self) -> FsyncCounter:
+        def counting(fd):
+            self.count += 1
+            return self._real(fd)
+
+        os.fsync = counting
+        return self
+
+    def __exit__(self, *exc) -> None:
+        os.fsync = self._real
+
+
+def build(url: str, n: int, baseline: bool) -> Lakehouse:
+    if baseline:
+        opts = {
+            "node_file_max_size_bytes": 1048576,
+            "properties": {PROP_NODE_FILE_COMPRESSION: "none"},
+        }
+    else:
+        opts = {}
+    with policy(OLD_POLICY if baseline else NEW_POLICY):
+        lake = Lakehouse.create(url, storage_options={"fsync": False}, **opts)
+        with lake.transaction() as txn:
+            for ns in NAMESPACES:
+                txn.create_namespace(ns)
+        for start in range(0, n, BATCH):
+            with lake.transaction() as txn:
+                for i in range(start, min(n, start + BATCH)):
+                    txn.create_table(
+                        NAMESPACES[i % 10], spread_name(i), {"table_format": "ICEBERG"}
+                    )
+            print(
+                f"  {'baseline' if baseline else 'trinityfs'}: {min(n, start + BATCH):,}/{n:,}",
+                file=sys.stderr,
+            )
+    return Lakehouse.open(url)
+
+
+def cold_lookup_files(url: str, n: int) -> int:
+    worst = 0
+    for i in range(0, n, max(1, n // 20)):
+        lake = Lakehouse.open(url)
+        nodes = lake.engine.nodes(lake.lakehouse_def().order)
+        before = nodes.nodes_decoded
+        lake.describe_table(NAMESPACES[i % 10], spread_name(i))
+        worst = max(worst, 1 + nodes.nodes_decoded - before)  # the root + nodes below it
+    return worst
+
+
+def bytes_per_commit(n: int, commits: int, workdir: Path) -> None:
+    lakes = {
+        "trinityfs": build(str(workdir / f"new-{n}"), n, baseline=False),
+        "baseline": build(str(workdir / f"old-{n}"), n, baseline=True),
+    }
+    written: dict[str, list[int]] = {name: [] for name in lakes}
+    fsyncs: dict[str, int] = dict.fromkeys(lakes, 0)
+    elapsed: dict[str, float] = dict.fromkeys(lakes, 0.0)
+    for c in range(commits):
+        for name, lake in lakes.items():
+            i = n + c
+            with policy(NEW_POLICY if name == "trinityfs" else OLD_POLICY), FsyncCounter() as fc:
+                before = lake.storage.stats.snapshot()["bytes_written"]
+                start = time.perf_counter()
+                lake.create_table(NAMESPACES[i % 10], spread_name(i))
+                elapsed[name] += time.perf_counter() - start
+                written[name].append(lake.storage.stats.snapshot()["bytes_written"] - before)
+            fsyncs[name] += fc.count
+    print(f"\n== bytes per one-table commit, {n:,} tables, {commits} commits each, interleaved ==")
+    header = ("mean KB", "p99 KB", "max KB", "fsyncs/commit", "commits/s", "cold lookup files")
+    print(f"  {'':<10}" + "".join(f"{h:>19}" for h in header))
+    for name, lake in lakes.items():
+        sizes = sorted(written[name])
+        row = (
+            f"{statistics.mean(sizes) / 1000:.1f}",
+            f"{sizes[int(len(sizes) * 0.99)] / 1000:.1f}",
+            f"{sizes[-1] / 1000:.1f}",
+            f"{fsyncs[name] / commits:.2f}",
+            f"{commits / elapsed[name]:.1f}",
+            str(cold_lookup_files(lake.url, n)),
+        )
+        print(f"  {name:<10}" + "".join(f"{v:>19}" for v in row))
+        lake.check()
+
+
+def commit_rate(ops: int, workdir: Path) -> None:
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    lake = Lakehouse.create(str(workdir / "rate-lake"))
+    lake.create_namespace("ns", {"p0": "0"})
+    sql = SqlCatalog(
+        "bench", uri=f"sqlite:///{workdir / 'rate.db'}", warehouse=f"file://{workdir / 'wh'}"
+    )
+    sql.create_namespace("ns", {"p0": "0"})
+    times = {k: 0.0 for k in ("lake create", "sql create", "lake props", "sql props")}
+    batch = 50
+    for start in range(0, ops, batch):
+        t = time.perf_counter()
+        for i in range(start, start + batch):
+            lake.create_table("ns", f"t{i:06d}", {"table_format": "ICEBERG"})
+        times["lake create"] += time.perf_counter() - t
+        t = time.perf_counter()
+        for i in range(start, start + batch):
+            sql.create_namespace(f"n{i:06d}")
+        times["sql create"] += time.perf_counter() - t
+        t = time.perf_counter()
+        for i in range(start, start + batch):
+            lake.set_namespace_properties("ns", {"p0": str(i)})
+        times["lake props"] += time.perf_counter() - t
+        t = time.perf_counter()
+        for i in range(start, start + batch):
+            sql.update_namespace_properties("ns", updates={"p0": str(i)})
+        times["sql props"] += time.perf_counter() - t
+    rate = {k: ops / v for k, v in times.items()}
+    print(f"\n== single-writer commits/s, {ops} each, alternating batches of {batch}, same disk ==")
+    pairs = (
+        ("table create", "lake create", "SqlCatalog create_namespace", "sql create"),
+        ("namespace props", "lake props", "SqlCatalog update_namespace_properties", "sql props"),
+    )
+    for label, ours, theirs_label, theirs in pairs:
+        print(
+            f"  {label:<16} {rate[ours]:8.1f}/s   {theirs_label:<40} {rate[theirs]:8.1f}/s"
+            f"   ratio {rate[ours] / rate[theirs]:.2f}x"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[100_000, 1_000_000])
+    parser.add_argument("--commits", type=int, default=2000)
+    parser.add_argument("--rate-ops", type=int, default=2000)
+    parser.add_argument("--workdir", type=Path, default=None)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
+        if args.rate_ops:
+            commit_rate(args.rate_ops, Path(tmp))
+        for n in args.sizes:
+            bytes_per_commit(n, args.commits, Path(tmp))
+
+
+if __name__ == "__main__":
+    main()
