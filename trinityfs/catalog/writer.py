@@ -18,6 +18,7 @@ from trinityfs.errors import (
 from trinityfs.format.definitions import definition_from_json_dict, encode_definition
 from trinityfs.format.paths import new_definition_location
 from trinityfs.format.trinitylake_pb2 import LakehouseDef, NamespaceDef
+from trinityfs.txn.commute import PropertyUpdate
 from trinityfs.txn.transaction import Transaction
 
 Definition = Message | dict[str, Any] | None
@@ -67,11 +68,19 @@ class CatalogTransaction(CatalogReader):
 
     # -- helpers --------------------------------------------------------------------
 
-    def _store(self, kind: Kind, key: str, namespace: str, name: str | None, msg: Message) -> None:
+    def _store(
+        self,
+        kind: Kind,
+        key: str,
+        namespace: str,
+        name: str | None,
+        msg: Message,
+        reapply: PropertyUpdate | None = None,
+    ) -> None:
         if not msg.id:
             msg.id = str(uuid.uuid4())
         location = new_definition_location(kind, namespace, name)
-        self.txn.put(key, location, encode_definition(msg))
+        self.txn.put(key, location, encode_definition(msg), reapply)
 
     def _claim_name(self, kind: Kind, namespace: str, name: str) -> None:
         """Refuse a taken name, and conflict if a concurrent commit takes it as the other kind."""
@@ -113,13 +122,26 @@ class CatalogTransaction(CatalogReader):
         self, namespace: str, updates: dict[str, str] | None = None, removals=()
     ) -> None:
         msg = self.describe_namespace(namespace)
-        for name in removals:
-            msg.properties.pop(name, None)
-        for name, value in (updates or {}).items():
+        updates = dict(updates or {})
+        removals = list(removals)
+        for name, value in [*updates.items(), *((r, "") for r in removals)]:
             if not isinstance(name, str) or not isinstance(value, str):
                 raise InvalidArgumentError("namespace properties are strings")
+        key = self.keys.namespace_key(namespace)
+        # Updates of different property names commute with concurrent ones (txn/commute.py)
+        # unless this transaction wrote the namespace some other way (created, replaced).
+        update = self.txn.reapply_of(key)
+        if not isinstance(update, PropertyUpdate) and key not in self.txn.pending:
+            update = PropertyUpdate(
+                key, NamespaceDef, "namespace", namespace, None, f"namespace {namespace!r}"
+            )
+        if isinstance(update, PropertyUpdate):
+            update.touch(dict(msg.properties), updates, removals)
+        for name in removals:
+            msg.properties.pop(name, None)
+        for name, value in updates.items():
             msg.properties[name] = value
-        self._store("namespace", self.keys.namespace_key(namespace), namespace, None, msg)
+        self._store("namespace", key, namespace, None, msg, update)
 
     def drop_namespace(self, namespace: str, *, cascade: bool = False) -> None:
         """Drop a namespace; with cascade its tables and views too, else it must be empty."""

@@ -2,16 +2,20 @@
 
 SNAPSHOT: the keys it wrote must be unchanged, the namespaces it created objects in must
 still exist, and a namespace it dropped must have gained no objects. SERIALIZABLE adds
-every key and key range it read.
+every key and key range it read. A written key whose write commutes (txn/commute.py)
+is not a conflict by itself: it is marked for re-application onto the newer version.
+Errors name objects as users do (namespace 'ns', table 'ns.t'), never padded keys.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from trinityfs.errors import CommitConflictError
+from trinityfs.txn.commute import LAKEHOUSE_DEF_KEY, Reapply, describe_key
 
-LAKEHOUSE_DEF_KEY = "lakehouse_def"
+__all__ = ["LAKEHOUSE_DEF_KEY", "Dependencies"]
 
 
 @dataclass
@@ -23,28 +27,38 @@ class Dependencies:
     unchanged_ranges: list[tuple[str, str | None]] = field(default_factory=list)
     read_keys: set[str] = field(default_factory=set)
     read_ranges: list[tuple[str, str | None]] = field(default_factory=list)
+    # written keys whose write can be re-applied on a newer version, and those to redo
+    reapply: dict[str, Reapply] = field(default_factory=dict)
+    to_reapply: set[str] = field(default_factory=set)
+    describe: Callable[[str], str] = field(default=lambda key: describe_key(key, None))
 
     def validate(self, version: int, changes: dict[str, str | None], serializable: bool) -> None:
         """Raise CommitConflictError if `changes` (made by `version`) break this."""
         for key in sorted(changes):
+            what = self.describe(key)
             if key in self.written:
-                raise CommitConflictError(key, version)
+                if key not in self.reapply:
+                    raise CommitConflictError(
+                        key, version, f"commit conflict: {what} was changed by version {version}"
+                    )
+                self.to_reapply.add(key)
             if key in self.must_exist and changes[key] is None:
                 raise CommitConflictError(
-                    key, version, f"namespace key {key!r} was dropped by version {version}"
+                    key, version, f"commit conflict: {what} was dropped by version {version}"
                 )
             if _in_ranges(key, self.unchanged_ranges):
                 raise CommitConflictError(
                     key,
                     version,
-                    f"key {key!r}, which this transaction needs unchanged (an object name "
-                    f"it checked, or a namespace it drops), was changed by version {version}",
+                    f"commit conflict: {what}, which this transaction needs unchanged (an "
+                    f"object name it checked, or a namespace it drops), was changed by "
+                    f"version {version}",
                 )
             if serializable and (key in self.read_keys or _in_ranges(key, self.read_ranges)):
                 raise CommitConflictError(
                     key,
                     version,
-                    f"key {key!r}, read by this serializable transaction, "
+                    f"commit conflict: {what}, read by this serializable transaction, "
                     f"was changed by version {version}",
                 )
 

@@ -20,10 +20,12 @@ from trinityfs.errors import (
     VersionNotFoundError,
 )
 from trinityfs.format.definitions import encode_definition, node_file_compression
+from trinityfs.format.keys import KeyCodec
 from trinityfs.format.paths import new_lakehouse_def_location
 from trinityfs.format.trinitylake_pb2 import IsolationLevel, LakehouseDef
 from trinityfs.tree import Node
 from trinityfs.txn.backoff import Backoff, commit_window_millis
+from trinityfs.txn.commute import Reapply, describe_key
 from trinityfs.txn.conflicts import LAKEHOUSE_DEF_KEY, Dependencies
 from trinityfs.txn.engine import Engine, now_millis
 from trinityfs.txn.publish import (
@@ -48,6 +50,8 @@ class Transaction:
         self.pending: dict[str, str | None] = {}
         self.files: dict[str, bytes] = {}
         self.deps = Dependencies()
+        codec = KeyCodec.from_lakehouse_def(base.lakehouse_def)
+        self.deps.describe = lambda key: describe_key(key, codec)
         self.new_lakehouse_def: LakehouseDef | None = None
         self.committed_version: int | None = None
         self.closed = False
@@ -126,17 +130,30 @@ class Transaction:
         if self.closed:
             raise TransactionClosedError("the transaction is already committed or aborted")
 
-    def put(self, key: str, location: str, data: bytes) -> None:
-        """Point `key` at a new definition file `location` holding `data`."""
+    def put(self, key: str, location: str, data: bytes, reapply: Reapply | None = None) -> None:
+        """Point `key` at a new definition file `location` holding `data`.
+
+        With `reapply`, a concurrent change of `key` is not a conflict by itself: after
+        a lost race the write is re-applied onto the newer definition (txn/commute.py).
+        """
         self._check_open()
         self.pending[key] = location
         self.files[location] = data
         self.deps.written.add(key)
+        if reapply is None:
+            self.deps.reapply.pop(key, None)
+        else:
+            self.deps.reapply[key] = reapply
+
+    def reapply_of(self, key: str) -> Reapply | None:
+        """The re-applicable form of this transaction's write of `key`, if it has one."""
+        return self.deps.reapply.get(key)
 
     def delete(self, key: str) -> None:
         self._check_open()
         self.pending[key] = None
         self.deps.written.add(key)
+        self.deps.reapply.pop(key, None)
 
     def require_exists(self, key: str) -> None:
         """Conflict if another commit deletes `key` (a namespace we create objects in)."""
@@ -319,5 +336,24 @@ class Transaction:
         if self.new_lakehouse_def is None:
             ldef_location = new_base.lakehouse_def_location
         if new_base.lakehouse_def.order != base.lakehouse_def.order:
-            raise CommitConflictError(LAKEHOUSE_DEF_KEY, latest)
+            raise CommitConflictError(
+                LAKEHOUSE_DEF_KEY,
+                latest,
+                f"commit conflict: version {latest} changed the tree order of the lakehouse",
+            )
+        self._reapply(new_base)
         return new_base, ldef_location
+
+    def _reapply(self, new_base: Snapshot) -> None:
+        """Redo commuting writes of keys a winner changed onto its definitions."""
+        files: dict[str, bytes] = {}
+        for key in sorted(self.deps.to_reapply):
+            current = new_base.get(key)
+            latest = None if current is None else self.engine.storage.read_immutable(current)
+            location, data = self.deps.reapply[key](latest, new_base.version)
+            self.pending[key] = location
+            self.files[location] = data
+            files[location] = data
+        self.deps.to_reapply.clear()
+        if files:
+            self.engine.storage.write_immutable_many(files)
