@@ -7,7 +7,9 @@ new root plus every node a flush rewrote): mean, p99 and max, and the node files
 lookup reads. The definition file and the hint (about 0.2 KB together) come on top; the
 end-to-end figure is in bench_commits.py. Counts do not depend on the machine.
 
-    python benchmarks/sweep_node_size.py --sizes 100000 1000000 --commits 4000
+    python benchmarks/sweep_node_size.py --sizes 100000 --commits 5000 \
+        --node-sizes 65536 131072 262144 1048576 --root-caps 8192 16384 32768 \
+        --node-caps 65536 131072 1048576 --compression zstd none
 """
 
 from __future__ import annotations
@@ -39,11 +41,12 @@ def pair(codec: KeyCodec, i: int) -> tuple[str, str]:
     return codec.table_key(ns, name), new_definition_location("table", ns, name)
 
 
-def build_base(store: NodeStore, codec: KeyCodec, order: int, n: int) -> Node:
+def build_base(store: NodeStore, codec: KeyCodec, order: int, n: int, compression) -> Node:
     def emit(node: Node) -> str:
         node.system = {"created_at_millis": "1"}
         location = f"node-{uuid.uuid4()}.arrow"
-        store.storage.write_immutable(location, encode_node(node.to_file(), order))
+        data = encode_node(node.to_file(), order, compression=compression)
+        store.storage.write_immutable(location, data)
         node.location = location
         store.remember(node)
         return location
@@ -70,7 +73,15 @@ def cold_lookup_nodes(root: Node, store: NodeStore, key: str) -> int:
     return files
 
 
-def run(n: int, commits: int, store: NodeStore, base: Node, node_size: int, policy: FlushPolicy):
+def run(
+    n: int,
+    commits: int,
+    store: NodeStore,
+    base: Node,
+    node_size: int,
+    policy: FlushPolicy,
+    compression: str | None,
+):
     """One-key commits from `base` with `policy`; bytes written per commit and lookup depth."""
     ldef = new_lakehouse_def(node_file_max_size_bytes=node_size)
     codec = KeyCodec.from_lakehouse_def(ldef)
@@ -85,9 +96,9 @@ def run(n: int, commits: int, store: NodeStore, base: Node, node_size: int, poli
         new_root = writer.commit(root, {key: value})
         new_root.system = dict(root.system)
         before = storage.stats.snapshot()["bytes_written"]
-        store.write_new_nodes(new_root, created_at_millis=version)
+        store.write_new_nodes(new_root, created_at_millis=version, compression=compression)
         nodes_bytes = storage.stats.snapshot()["bytes_written"] - before
-        root_bytes = len(encode_node(new_root.to_file(), ldef.order))
+        root_bytes = len(encode_node(new_root.to_file(), ldef.order, compression=compression))
         sizes.append(nodes_bytes + root_bytes)
         root = new_root
     sizes.sort()
@@ -107,27 +118,32 @@ def main() -> None:
     parser.add_argument("--node-sizes", type=int, nargs="+", default=[1 << 20])
     parser.add_argument("--root-caps", type=int, nargs="+", default=[4096, 8192, 16384, 32768])
     parser.add_argument("--node-caps", type=int, nargs="+", default=[32768, 131072, 524288])
+    parser.add_argument("--compression", nargs="+", default=["zstd", "none"])
     args = parser.parse_args()
     for n in args.sizes:
         print(f"== {n:,} tables, {args.commits} one-table commits ==")
         print(
-            f"{'node size':>10} {'root cap':>9} {'node cap':>9} {'mean B':>9} {'p99 B':>9} "
-            f"{'max B':>9} {'cold nodes':>10}"
+            f"{'node size':>10} {'root cap':>9} {'node cap':>9} {'files':>6} {'mean B':>9} "
+            f"{'p99 B':>9} {'max B':>9} {'cold nodes':>10}"
         )
-        for node_size in args.node_sizes:
-            ldef = new_lakehouse_def(node_file_max_size_bytes=node_size)
-            storage = Storage(f"memory://sweep-base-{uuid.uuid4().hex}")
-            store = NodeStore(storage, ldef.order, cached_nodes=1 << 21)
-            base = build_base(store, KeyCodec.from_lakehouse_def(ldef), ldef.order, n)
-            for root_cap in args.root_caps:
-                for node_cap in args.node_caps:
-                    policy = FlushPolicy(root_cap, node_cap)
-                    r = run(n, args.commits, store, base, node_size, policy)
-                    print(
-                        f"{node_size:>10} {root_cap:>9} {node_cap:>9} {r['mean']:>9.0f} "
-                        f"{r['p99']:>9} {r['max']:>9} {r['cold_nodes']:>10}",
-                        flush=True,
-                    )
+        for compression in args.compression:
+            packed = None if compression == "none" else compression
+            for node_size in args.node_sizes:
+                ldef = new_lakehouse_def(node_file_max_size_bytes=node_size)
+                storage = Storage(f"memory://sweep-base-{uuid.uuid4().hex}")
+                store = NodeStore(storage, ldef.order, cached_nodes=1 << 21)
+                codec = KeyCodec.from_lakehouse_def(ldef)
+                base = build_base(store, codec, ldef.order, n, packed)
+                for root_cap in args.root_caps:
+                    for node_cap in args.node_caps:
+                        policy = FlushPolicy(root_cap, node_cap)
+                        r = run(n, args.commits, store, base, node_size, policy, packed)
+                        print(
+                            f"{node_size:>10} {root_cap:>9} {node_cap:>9} {compression:>6} "
+                            f"{r['mean']:>9.0f} {r['p99']:>9} {r['max']:>9} "
+                            f"{r['cold_nodes']:>10}",
+                            flush=True,
+                        )
 
 
 if __name__ == "__main__":

@@ -92,17 +92,22 @@ def test_policy_caps_never_exceed_the_format_budget() -> None:
 
 
 @pytest.mark.parametrize(
-    ("order", "budget", "root_cap", "node_cap"),
+    ("order", "budget", "root_cap", "node_cap", "rebuild"),
     [
-        (3, 5_000, 0, 100),
-        (4, 5_000, 300, 900),
-        (16, 50_000, 2_000, 6_000),
-        (64, 10**6, 4_000, 20_000),
+        (3, 5_000, 0, 100, 10**9),
+        (4, 5_000, 300, 900, 10**9),
+        (16, 50_000, 2_000, 6_000, 10**9),
+        (64, 10**6, 4_000, 20_000, 10**9),
+        (3, 5_000, 200, 500, 6),
+        (5, 5_000, 0, 700, 1),
+        (16, 50_000, 2_000, 6_000, 30),
     ],
 )
-def test_random_commits_under_a_policy_keep_invariants(order, budget, root_cap, node_cap) -> None:
-    rng = random.Random(order + root_cap)
-    policy = FlushPolicy(root_cap, node_cap)
+def test_random_commits_under_a_policy_keep_invariants(
+    order, budget, root_cap, node_cap, rebuild
+) -> None:
+    rng = random.Random(order + root_cap + rebuild)
+    policy = FlushPolicy(root_cap, node_cap, rebuild)
     store = new_store(order)
     root, model = empty_root(), {}
     history = []
@@ -195,3 +200,27 @@ def test_bottom_up_build_refuses_unsorted_keys() -> None:
     builder.add("b", "1")
     with pytest.raises(ValueError, match="strictly ascending"):
         builder.add("a", "2")
+
+
+def test_a_bulk_load_is_merged_into_the_tree_bottom_up() -> None:
+    order = 8
+    store = new_store(order)
+    keys = [f"k{i:05d}" for i in range(0, 6000, 2)]
+    root = build_tree(((k, "old") for k in keys), order, _emit(store))
+    root.system = {"created_at_millis": "1", "lakehouse_def": "ldef", "previous_root": "p"}
+    policy = FlushPolicy(10**9, 10**9, rebuild_messages=100)
+    bulk = {f"k{i:05d}": f"new{i}" for i in range(1, 6000, 3)}  # inserts and overwrites
+    bulk.update({f"k{i:05d}": None for i in range(0, 6000, 10)})  # deletes
+    root, _ = commit(store, root, bulk, 2, 10**9, policy)
+    assert len(root.buffer) == len(bulk)  # the bulk commit's own messages stay in the root
+    root, _ = commit(store, root, {"zzz": "last"}, 3, 10**9, policy)
+    assert set(root.buffer) == {"zzz"}  # the next commit merged them into the tree
+    check_tree(store, root, order=order, budget=10**9, version=3)
+    model = dict.fromkeys(keys, "old")
+    for k, v in bulk.items():
+        if v is None:
+            model.pop(k, None)
+        else:
+            model[k] = v
+    model["zzz"] = "last"
+    assert dict(scan(store, root)) == dict(sorted(model.items()))

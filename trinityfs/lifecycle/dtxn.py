@@ -302,7 +302,9 @@ def _dependencies_to_json(deps: Dependencies) -> str:
         {
             "written": sorted(deps.written),
             "must_exist": sorted(deps.must_exist),
-            "unchanged_ranges": [list(r) for r in deps.unchanged_ranges],
+            # single keys as one-key ranges: the layout saved transactions already use
+            "unchanged_ranges": [[k, k + "\x00"] for k in sorted(deps.unchanged_keys)]
+            + [list(r) for r in deps.unchanged_ranges],
             "read_keys": sorted(deps.read_keys),
             "read_ranges": [list(r) for r in deps.read_ranges],
         },
@@ -319,7 +321,11 @@ def _dependencies_from_json(text: str | None, location: str) -> Dependencies:
         data = json.loads(text)
         deps.written = set(data.get("written", ()))
         deps.must_exist = set(data.get("must_exist", ()))
-        deps.unchanged_ranges = [(lo, hi) for lo, hi in data.get("unchanged_ranges", ())]
+        for lo, hi in data.get("unchanged_ranges", ()):
+            if isinstance(lo, str) and hi == lo + "\x00":
+                deps.unchanged_keys.add(lo)
+            else:
+                deps.unchanged_ranges.append((lo, hi))
         deps.read_keys = set(data.get("read_keys", ()))
         deps.read_ranges = [(lo, hi) for lo, hi in data.get("read_ranges", ())]
     except (ValueError, TypeError, AttributeError) as exc:

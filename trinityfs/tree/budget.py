@@ -112,6 +112,7 @@ def buffer_bytes(buffer: Mapping[str, Message]) -> int:
 # from above (node size minus the key table estimate); flushing earlier is always valid.
 DEFAULT_ROOT_BUFFER_BYTES = 16 * 1024
 DEFAULT_NODE_BUFFER_BYTES = 128 * 1024
+DEFAULT_REBUILD_MESSAGES = 50_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,9 +127,12 @@ class FlushPolicy:
 
     root_buffer_bytes: int = DEFAULT_ROOT_BUFFER_BYTES
     node_buffer_bytes: int = DEFAULT_NODE_BUFFER_BYTES
+    #: a root holding more older messages than this (a bulk load's) is merged with the
+    #: tree below it and the tree rebuilt bottom-up instead of flushed group by group
+    rebuild_messages: int = DEFAULT_REBUILD_MESSAGES
 
     def __post_init__(self) -> None:
-        if self.root_buffer_bytes < 0 or self.node_buffer_bytes < 0:
+        if min(self.root_buffer_bytes, self.node_buffer_bytes, self.rebuild_messages) < 0:
             raise ValueError("flush policy caps must be >= 0")
 
     def root_cap(self, budget: int) -> int:

@@ -27,12 +27,13 @@ class _Level:
 class BottomUpBuilder:
     """Feed sorted unique (key, value) pairs with `add`, then `finish` for the root.
 
-    `emit(node)` writes one finished non-root node and returns its location. Nodes are
+    `emit(node)` writes one finished non-root node and returns its location (or returns
+    the node itself, to be written with the commit's other new nodes). Nodes are
     filled to order-1 keys (a bulk-loaded tree is as shallow as it can be), the last
     two of each level evened out so neither is undersized.
     """
 
-    def __init__(self, order: int, emit: Callable[[Node], str]):
+    def __init__(self, order: int, emit: Callable[[Node], str | Node]):
         if order < 3:
             raise ValueError("tree order must be at least 3")
         self.max_keys = order - 1
@@ -104,7 +105,9 @@ class BottomUpBuilder:
             i += 1
 
 
-def build_tree(pairs: Iterable[tuple[str, str]], order: int, emit: Callable[[Node], str]) -> Node:
+def build_tree(
+    pairs: Iterable[tuple[str, str]], order: int, emit: Callable[[Node], str | Node]
+) -> Node:
     """The root of a tree holding `pairs` (sorted, unique keys); see BottomUpBuilder."""
     builder = BottomUpBuilder(order, emit)
     for key, value in pairs:

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from trinityfs.tree.budget import FlushPolicy, message_bytes
+from trinityfs.tree.bulk import BottomUpBuilder
 from trinityfs.tree.node import Message, MessageBuffer, Node
+from trinityfs.tree.reader import scan
 from trinityfs.tree.store import NodeStore
 
 SELF = -1  # group of messages addressed to a node's own keys
@@ -66,6 +68,9 @@ class TreeWriter:
         return message[1] < self.version
 
     def _settle_root(self, root: Node) -> Node:
+        older = sum(1 for m in root.buffer.values() if self._older(m))
+        if older > self.policy.rebuild_messages:
+            root = self._rebuild(root)
         while True:
             if self._root_over_budget(root):
                 if root.is_leaf:
@@ -81,6 +86,24 @@ class TreeWriter:
                 root = self._collapse(root)
             elif not self._root_over_budget(root):
                 return root
+
+    def _rebuild(self, root: Node) -> Node:
+        """Merge the root's older messages into the tree below it, built bottom-up.
+
+        One sorted pass over the old tree and the messages: each new node is built
+        once, full, and the builder holds O(depth * order) entries at a time (the
+        messages themselves are in memory already, decoded with the root).
+        """
+        older = sorted((k, m[0]) for k, m in root.buffer.items() if self._older(m))
+        newer = MessageBuffer((k, m) for k, m in root.buffer.items() if not self._older(m))
+        below = Node(keys=root.keys, values=root.values, children=root.children)
+        builder = BottomUpBuilder(self.order, lambda node: node)
+        for key, value in _overlay(scan(self.store, below), older):
+            builder.add(key, value)
+        new_root = builder.finish()
+        new_root.buffer = newer
+        new_root.system = root.system
+        return new_root
 
     def _root_over_budget(self, root: Node) -> bool:
         if root.buffer.nbytes <= self.root_cap:
@@ -307,3 +330,24 @@ class TreeWriter:
             self._fix_underflows(merged)
             self._settle(merged)
             self._split_child(node, lo)
+
+
+def _overlay(
+    pairs: Iterable[tuple[str, str]], messages: list[tuple[str, str | None]]
+) -> Iterator[tuple[str, str]]:
+    """Sorted `pairs` with sorted `messages` applied (a None value deletes the key)."""
+    i, n = 0, len(messages)
+    for key, value in pairs:
+        while i < n and messages[i][0] < key:
+            if messages[i][1] is not None:
+                yield messages[i]  # type: ignore[misc]
+            i += 1
+        if i < n and messages[i][0] == key:
+            if messages[i][1] is not None:
+                yield messages[i]  # type: ignore[misc]
+            i += 1
+        else:
+            yield key, value
+    for key, value in messages[i:]:
+        if value is not None:
+            yield key, value

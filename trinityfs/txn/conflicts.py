@@ -24,13 +24,17 @@ class Dependencies:
 
     written: set[str] = field(default_factory=set)
     must_exist: set[str] = field(default_factory=set)
+    unchanged_keys: set[str] = field(default_factory=set)
     unchanged_ranges: list[tuple[str, str | None]] = field(default_factory=list)
     read_keys: set[str] = field(default_factory=set)
     read_ranges: list[tuple[str, str | None]] = field(default_factory=list)
     # written keys whose write can be re-applied on a newer version, and those to redo
-    reapply: dict[str, Reapply] = field(default_factory=dict)
-    to_reapply: set[str] = field(default_factory=set)
-    describe: Callable[[str], str] = field(default=lambda key: describe_key(key, None))
+    # (process-local: a saved distributed transaction falls back to conflicting)
+    reapply: dict[str, Reapply] = field(default_factory=dict, compare=False)
+    to_reapply: set[str] = field(default_factory=set, compare=False)
+    describe: Callable[[str], str] = field(
+        default=lambda key: describe_key(key, None), compare=False
+    )
 
     def validate(self, version: int, changes: dict[str, str | None], serializable: bool) -> None:
         """Raise CommitConflictError if `changes` (made by `version`) break this."""
@@ -46,7 +50,7 @@ class Dependencies:
                 raise CommitConflictError(
                     key, version, f"commit conflict: {what} was dropped by version {version}"
                 )
-            if _in_ranges(key, self.unchanged_ranges):
+            if key in self.unchanged_keys or _in_ranges(key, self.unchanged_ranges):
                 raise CommitConflictError(
                     key,
                     version,

@@ -82,14 +82,16 @@ class Transaction:
         """Read-your-writes lookup of `key`'s definition location."""
         if key in self.pending:
             return self.pending[key]
-        self.deps.read_keys.add(key)
+        if self.isolation == IsolationLevel.SERIALIZABLE:  # only it validates reads
+            self.deps.read_keys.add(key)
         return self.base.get(key)
 
     def scan_prefix(
         self, prefix: str, after: str | None = None, limit: int | None = None
     ) -> list[tuple[str, str]]:
         """Keys with `prefix` (after `after`, at most `limit`), pending changes applied."""
-        self.deps.read_ranges.append(range_of_prefix(prefix))
+        if self.isolation == IsolationLevel.SERIALIZABLE:
+            self.deps.read_ranges.append(range_of_prefix(prefix))
         mine = sorted(
             (k, v)
             for k, v in self.pending.items()
@@ -161,7 +163,7 @@ class Transaction:
 
     def require_unchanged(self, key: str) -> None:
         """Conflict if another commit changes `key` (e.g. must stay absent)."""
-        self.deps.unchanged_ranges.append((key, key + "\x00"))
+        self.deps.unchanged_keys.add(key)  # a set: bulk loads check many names
 
     def require_unchanged_prefix(self, prefix: str) -> None:
         """Conflict if another commit changes any key with `prefix` (a dropped namespace)."""
