@@ -58,7 +58,7 @@ def test_the_real_command_in_a_subprocess(run_process, tmp_path):
 
 
 def test_usage_errors_are_one_line_and_exit_2(run):
-    for args in (["nosuch"], [], ["ls", "a", "b"], ["log", "-n", "x"]):
+    for args in (["nosuch"], [], ["info", "a", "b"], ["log", "-n", "x"]):
         result = run(*args)
         assert result.status == 2, args
         assert result.err.startswith("trinityfs: ") and result.err.count("\n") == 1, result.err

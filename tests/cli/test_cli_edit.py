@@ -54,7 +54,7 @@ def test_edit_invalid_keeps_the_text(sample, with_editor):
 
 def test_edit_creates_a_new_object(sample, with_editor):
     with_editor("open(path, 'w').write('{\"kind\": \"view\"}')\n")
-    assert sample("edit", "/sales/new_view").out == "edit /sales/new_view: version 4\n"
+    assert sample("edit", "--create", "/sales/new_view").out == "edit /sales/new_view: version 4\n"
     assert sample("--json", "info", "/sales/new_view").json()["kind"] == "view"
 
 

@@ -21,7 +21,7 @@ def test_log(sample):
 def test_log_summarizes_big_commits(sample, tmp_path):
     sample("put", "-", "/sales/third", stdin=b"")
     sample("cp", "-r", "/sales", "/copy")
-    sample("rm", "-r", "/copy")
+    sample("rm", "-r", "--yes", "/copy")
     last = sample("log", "-n", "1").out.splitlines()[1]
     assert "dropped 1 namespace, 2 tables, 1 view" in last
 

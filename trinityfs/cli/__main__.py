@@ -2,7 +2,7 @@
 
 import sys
 
-from trinityfs.cli.main import main
+from trinityfs.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,155 +1,119 @@
-"""Lifecycle commands of `trinityfs` (exports, expiration, fsck, distributed transactions).
-
-Each is registered only when the catalog API has it (`Lakehouse.export`, `.exports`,
-`.drop_export`, `.expire`, `.fsck`, `.begin_distributed` / `.load_distributed`), so the
-command always offers exactly what the engine can do.
-"""
+"""Lifecycle commands of `trinityfs`: exports, expiration, fsck, distributed transactions."""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import inspect
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from trinityfs.catalog import Lakehouse
+from .context import Context, UsageError, duration, duration_text, resolve_version
+from .output import human_bytes, millis_to_text, table
 
-from .commands import resolve_version
-from .output import millis_to_text, table
-
-
-def has(name: str) -> bool:
-    return callable(getattr(Lakehouse, name, None))
+if TYPE_CHECKING:
+    from .main import AddCommand
 
 
-def _accepts(func: Any, name: str) -> bool:
-    try:
-        return name in inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return False
+def register(add: AddCommand) -> None:
+    p = add("export", cmd_export, "export a version as a named, read-only snapshot")
+    p.add_argument("name")
+    p.add_argument("--version", dest="at", help="version, 'latest', export or ISO time")
+    p.add_argument("--mode", choices=["minimal", "partial", "full"], default="minimal")
+    p.add_argument("--depth", type=int, help="levels copied by a partial export")
 
+    add("exports", cmd_exports, "list the exported snapshots")
 
-def _call(func: Any, **kwargs: Any) -> Any:
-    """Call with the keyword arguments that were given and that `func` takes."""
-    return func(**{k: v for k, v in kwargs.items() if v is not None and _accepts(func, k)})
+    p = add("drop-export", cmd_drop_export, "remove an exported snapshot")
+    p.add_argument("name")
 
+    p = add("expire", cmd_expire, "expire old versions and delete unreachable files")
+    p.add_argument(
+        "--max-age",
+        "--max-age-millis",
+        dest="max_age",
+        type=duration,
+        metavar="DURATION",
+        help="keep versions younger than this (7d, 12h, 30m; a bare number is millis)",
+    )
+    p.add_argument("--min-versions", type=int, help="always keep this many latest versions")
+    p.add_argument(
+        "--grace",
+        "--grace-millis",
+        dest="grace",
+        type=duration,
+        metavar="DURATION",
+        help="never delete files younger than this (default: the transaction lifetime)",
+    )
+    p.add_argument("-n", "--dry-run", action="store_true", help="report, delete nothing")
 
-def as_dict(obj: Any, *, files: bool = True) -> Any:
-    """A report as JSON-ready data (its own to_dict when it has one)."""
-    to_dict = getattr(obj, "to_dict", None)
-    if callable(to_dict):
-        return to_dict(files=files) if _accepts(to_dict, "files") else to_dict()
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return dataclasses.asdict(obj)
-    return obj
+    add("fsck", cmd_fsck, "check every kept version, export and transaction")
 
+    p = add("txn", cmd_txn_help, "distributed transactions (begin, then commit anywhere)")
+    txn = p.add_subparsers(dest="txn_command", metavar="ACTION", parser_class=type(p))
 
-def report_rows(data: dict[str, Any]) -> list[list[Any]]:
-    """Scalar fields as rows; lists as their length; small dicts flattened one level."""
-    rows: list[list[Any]] = []
-    for key in sorted(data):
-        value = data[key]
-        if isinstance(value, list):
-            rows.append([key, len(value)])
-        elif isinstance(value, dict):
-            if all(not isinstance(v, dict | list) for v in value.values()):
-                rows += [[f"{key}.{k}", v] for k, v in sorted(value.items())]
-        elif value is not None:
-            rows.append([key, value])
-    return rows
-
-
-def register(sub: Any) -> None:
-    """Add the lifecycle commands the catalog API has."""
-
-    def add(name: str, func: Any, help: str) -> argparse.ArgumentParser:
-        parser = sub.add_parser(name, help=help, description=help)
+    def action(name: str, func: Any, help: str) -> argparse.ArgumentParser:
+        parser = txn.add_parser(name, help=help, description=help)
         parser.set_defaults(func=func)
         return parser
 
-    if has("export"):
-        p = add("export", cmd_export, "export a version as a named, read-only snapshot")
-        p.add_argument("name")
-        p.add_argument("--version", dest="at", help="version, 'latest' or ISO time")
-        p.add_argument("--mode", choices=["minimal", "partial", "full"], default="minimal")
-        p.add_argument("--depth", type=int, help="levels copied by a partial export")
-    if has("exports"):
-        add("exports", cmd_exports, "list the exported snapshots")
-    if has("drop_export"):
-        p = add("drop-export", cmd_drop_export, "remove an exported snapshot")
-        p.add_argument("name")
-    if has("expire"):
-        p = add("expire", cmd_expire, "expire old versions and delete unreachable files")
-        p.add_argument("--max-age-millis", type=int)
-        p.add_argument("--min-versions", type=int)
-        p.add_argument("--grace-millis", type=int)
-        p.add_argument("--dry-run", action="store_true", help="report, delete nothing")
-    if has("fsck"):
-        add("fsck", cmd_fsck, "check every kept version, export and transaction")
-    if has("begin_distributed") and has("load_distributed"):
-        p = add("txn", cmd_txn_help, "distributed transactions (begin, then commit anywhere)")
-        txn = p.add_subparsers(dest="txn_command", metavar="ACTION")
-
-        def action(name: str, func: Any, help: str) -> argparse.ArgumentParser:
-            parser = txn.add_parser(name, help=help, description=help)
-            parser.set_defaults(func=func)
-            return parser
-
-        q = action("begin", cmd_txn_begin, "begin one; prints its id")
-        q.add_argument("--ttl-millis", type=int)
-        q.add_argument("--isolation", choices=["SNAPSHOT", "SERIALIZABLE"])
-        q = action("show", cmd_txn_show, "its id, base version, expiry")
-        q.add_argument("id")
-        q = action("put", cmd_txn_put, "write a definition into it (from a file or -)")
-        q.add_argument("id")
-        q.add_argument("source")
-        q.add_argument("dest")
-        q = action("rm", cmd_txn_rm, "remove tables and views in it")
-        q.add_argument("id")
-        q.add_argument("paths", nargs="+", metavar="path")
-        q.add_argument("-r", "--recursive", action="store_true")
-        q = action("mkdir", cmd_txn_mkdir, "create namespaces in it")
-        q.add_argument("id")
-        q.add_argument("paths", nargs="+", metavar="namespace")
-        q = action("mv", cmd_txn_mv, "rename in it")
-        q.add_argument("id")
-        q.add_argument("source")
-        q.add_argument("dest")
-        q = action("commit", cmd_txn_commit, "commit it (one new version)")
-        q.add_argument("id")
-        q = action("abort", cmd_txn_abort, "abort it for every process")
-        q.add_argument("id")
+    q = action("begin", cmd_txn_begin, "begin one; prints its id")
+    q.add_argument(
+        "--ttl", "--ttl-millis", dest="ttl", type=duration, metavar="DURATION", help="e.g. 1h"
+    )
+    q.add_argument("--isolation", choices=["SNAPSHOT", "SERIALIZABLE"])
+    q = action("show", cmd_txn_show, "its id, base version, expiry")
+    q.add_argument("id")
+    q = action("put", cmd_txn_put, "write a definition into it (from a file or -)")
+    q.add_argument("id")
+    q.add_argument("source")
+    q.add_argument("dest")
+    q = action("rm", cmd_txn_rm, "remove tables and views in it")
+    q.add_argument("id")
+    q.add_argument("paths", nargs="+", metavar="path")
+    q.add_argument("-r", "--recursive", action="store_true")
+    q = action("mkdir", cmd_txn_mkdir, "create namespaces in it")
+    q.add_argument("id")
+    q.add_argument("paths", nargs="+", metavar="namespace")
+    q = action("mv", cmd_txn_mv, "rename in it")
+    q.add_argument("id")
+    q.add_argument("source")
+    q.add_argument("dest")
+    q = action("commit", cmd_txn_commit, "commit it (one new version)")
+    q.add_argument("id")
+    q = action("abort", cmd_txn_abort, "abort it for every process")
+    q.add_argument("id")
 
 
-# -- exports ----------------------------------------------------------------------------
+def _rows(data: dict[str, Any]) -> list[list[Any]]:
+    """Scalar fields as rows (lists as their length)."""
+    return [
+        [key, len(value) if isinstance(value, list) else value]
+        for key, value in sorted(data.items())
+        if value is not None and not isinstance(value, dict)
+    ]
 
 
-def cmd_export(ctx: Any, args: argparse.Namespace) -> int:
+# -- exports ------------------------------------------------------------------------------
+
+
+def cmd_export(ctx: Context, args: argparse.Namespace) -> int:
     lake = ctx.lake
     version = resolve_version(lake, args.at) if args.at is not None else None
     with ctx.out.progress(f"files exported to {args.name}") as bar:
-
-        def progress(p: Any) -> None:
-            bar.update(getattr(p, "files_done", None), getattr(p, "files_total", None))
-
-        info = _call(
-            lake.export,
-            name=args.name,
-            version=version,
+        info = lake.export(
+            args.name,
+            version,
             mode=args.mode,
             depth=args.depth,
-            progress=progress,
+            progress=lambda p: bar.update(p.files_done, p.files_total),
         )
     ctx.fs.invalidate_cache()
-    data = as_dict(info)
-    ctx.out.emit(data, table(report_rows(data)))
+    data = info.to_dict()
+    ctx.out.emit(data, table(_rows(data)))
     return 0
 
 
-def cmd_exports(ctx: Any, args: argparse.Namespace) -> int:
-    exports = ctx.lake.exports()
-    data = [as_dict(e) for e in exports]
+def cmd_exports(ctx: Context, args: argparse.Namespace) -> int:
+    data = [e.to_dict() for e in ctx.lake.exports()]
     if ctx.out.json:
         ctx.out.emit(data)
         return 0
@@ -170,53 +134,117 @@ def cmd_exports(ctx: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_drop_export(ctx: Any, args: argparse.Namespace) -> int:
+def cmd_drop_export(ctx: Context, args: argparse.Namespace) -> int:
     dropped = ctx.lake.drop_export(args.name)
     ctx.fs.invalidate_cache()
-    data = as_dict(dropped)
-    ctx.out.emit(data, table(report_rows(data)))
+    data = dropped.to_dict()
+    ctx.out.emit(data, table(_rows(data)))
     return 0
 
 
-# -- expiration, fsck -------------------------------------------------------------------
+# -- expiration, fsck ---------------------------------------------------------------------
 
 
-def cmd_expire(ctx: Any, args: argparse.Namespace) -> int:
-    report = _call(
-        ctx.lake.expire,
-        max_age_millis=args.max_age_millis,
-        min_versions=args.min_versions,
-        dry_run=args.dry_run,
-        grace_millis=args.grace_millis,
+KEPT_BY = {
+    "retention": "the retention policy (--max-age, --min-versions)",
+    "grace": "the grace period",
+    "transaction": "a live distributed transaction",
+    "marker": "the grace period or the retention policy (nothing older is readable)",
+}
+
+
+def expire_lines(data: dict[str, Any]) -> list[str]:
+    """A few lines saying what an expiration did, and which rule kept what."""
+    dry = data["dry_run"]
+    policy = data["policy"]
+    would = "would " if dry else ""
+    expired = data["expired_versions"]
+    lines = []
+    if expired:
+        lines.append(
+            f"versions {data['previous_oldest_version']}..{data['oldest_version'] - 1} "
+            f"{'would expire' if dry else 'expired'}; "
+            f"readable now: {data['oldest_version']}..{data['latest_version']}"
+        )
+    else:
+        lines.append(
+            f"no version expired; readable: {data['oldest_version']}..{data['latest_version']} "
+            f"(kept by {KEPT_BY.get(data['kept_by'], data['kept_by'])})"
+        )
+    lines.append(
+        f"files: {would}remove {data['files_removed']} "
+        f"({human_bytes(data['bytes_removed'])}); "
+        f"{data['spared_young']} younger than the grace kept"
     )
+    grace = policy["grace_millis"]
+    margin = policy.get("margin_millis")
+    rule = (
+        f"policy: max age {duration_text(policy['max_age_millis'])}, "
+        f"min versions {policy['min_versions']}, grace {duration_text(grace)}"
+    )
+    if margin:
+        rule += f" (+ {duration_text(margin)} clock margin)"
+    lines.append(rule)
+    if grace:
+        lines.append(
+            f"grace: files written in the last {duration_text(grace)} are never deleted "
+            "(a transaction may still use them); --grace changes it"
+        )
+    if data.get("live_transactions"):
+        lines.append(f"live transactions: {len(data['live_transactions'])}")
+    if data.get("missing"):
+        lines.append(f"missing files: {len(data['missing'])} (run 'trinityfs fsck')")
+    if dry:
+        lines.append("expire: dry run, nothing changed")
+    return lines
+
+
+def cmd_expire(ctx: Context, args: argparse.Namespace) -> int:
+    report = ctx.lake.expire(args.max_age, args.min_versions, args.dry_run, grace_millis=args.grace)
     ctx.fs.invalidate_cache()
-    data = as_dict(report, files=ctx.out.json)
-    ctx.out.emit(data, table(report_rows(as_dict(report, files=False))))
+    data = report.to_dict(files=False)
+    policy = getattr(report.policy, "margin_millis", None)
+    if policy is not None:
+        data["policy"]["margin_millis"] = policy
+    ctx.out.emit(data, expire_lines(data))
     return 0
 
 
-def cmd_fsck(ctx: Any, args: argparse.Namespace) -> int:
+def cmd_fsck(ctx: Context, args: argparse.Namespace) -> int:
     report = ctx.lake.fsck()
-    data = as_dict(report, files=ctx.out.json)
-    lines = table(report_rows(as_dict(report, files=False)))
-    for level in ("errors", "warnings"):
-        for problem in getattr(report, level, []) or []:
-            p = as_dict(problem)
-            text = " ".join(str(p.get(k)) for k in ("kind", "location", "message") if p.get(k))
-            lines.append(f"{level[:-1]}: {text}")
+    data = report.to_dict()
+    lines = [
+        f"checked versions {report.oldest_version}..{report.latest_version} "
+        f"({report.versions_checked} versions, {report.nodes_checked} nodes, "
+        f"{report.definitions_checked} definitions), {len(report.exports_checked)} exports, "
+        f"{len(report.transactions)} transactions",
+    ]
+    bad_versions: dict[int, int] = {}
+    for level, problems in (("error", report.errors), ("warning", report.warnings)):
+        for problem in problems:
+            where = f"version {problem.version}: " if problem.version is not None else ""
+            if problem.version is not None and level == "error":
+                bad_versions[problem.version] = bad_versions.get(problem.version, 0) + 1
+            text = " ".join(t for t in (problem.kind, problem.location, problem.message) if t)
+            lines.append(f"{level}: {where}{text}")
+    if report.orphans:
+        lines.append(
+            f"orphans: {len(report.orphans)} files ({human_bytes(report.orphan_bytes)}) "
+            "no kept version uses ('trinityfs expire' removes them)"
+        )
+    if bad_versions:
+        listed = ", ".join(str(v) for v in sorted(bad_versions))
+        lines.append(f"fsck: errors in version{'s' if len(bad_versions) > 1 else ''} {listed}")
+    else:
+        lines.append("fsck: ok" if report.ok else "fsck: errors found")
     ctx.out.emit(data, lines)
-    status = getattr(report, "exit_status", None)
-    if status is None:
-        status = 0 if getattr(report, "ok", True) else 1
-    return int(status)
+    return int(report.exit_status)
 
 
-# -- distributed transactions -----------------------------------------------------------
+# -- distributed transactions -------------------------------------------------------------
 
 
-def cmd_txn_help(ctx: Any, args: argparse.Namespace) -> int:
-    from .main import UsageError
-
+def cmd_txn_help(ctx: Context, args: argparse.Namespace) -> int:
     raise UsageError("txn needs an action: begin, show, put, rm, mkdir, mv, commit, abort")
 
 
@@ -224,25 +252,24 @@ def _txn_data(txn: Any) -> dict[str, Any]:
     return {
         "id": txn.id,
         "base_version": txn.version,
-        "began_at": millis_to_text(getattr(txn, "began_at_millis", None)),
-        "expire_at": millis_to_text(getattr(txn, "expire_at_millis", None)),
+        "began_at": millis_to_text(txn.began_at_millis),
+        "expire_at": millis_to_text(txn.expire_at_millis),
     }
 
 
-def cmd_txn_begin(ctx: Any, args: argparse.Namespace) -> int:
-    txn = _call(ctx.lake.begin_distributed, ttl_millis=args.ttl_millis, isolation=args.isolation)
-    data = _txn_data(txn)
-    ctx.out.emit(data, txn.id)
+def cmd_txn_begin(ctx: Context, args: argparse.Namespace) -> int:
+    txn = ctx.lake.begin_distributed(ttl_millis=args.ttl, isolation=args.isolation)
+    ctx.out.emit(_txn_data(txn), txn.id)
     return 0
 
 
-def cmd_txn_show(ctx: Any, args: argparse.Namespace) -> int:
+def cmd_txn_show(ctx: Context, args: argparse.Namespace) -> int:
     data = _txn_data(ctx.lake.load_distributed(args.id))
     ctx.out.emit(data, table([[k, v] for k, v in data.items()]))
     return 0
 
 
-def _in_txn(ctx: Any, txn_id: str, change: Any) -> int:
+def _in_txn(ctx: Context, txn_id: str, change: Any) -> int:
     txn = ctx.lake.load_distributed(txn_id)
     with ctx.fs.within(txn):
         change(ctx.fs)
@@ -251,7 +278,7 @@ def _in_txn(ctx: Any, txn_id: str, change: Any) -> int:
     return 0
 
 
-def cmd_txn_put(ctx: Any, args: argparse.Namespace) -> int:
+def cmd_txn_put(ctx: Context, args: argparse.Namespace) -> int:
     if args.source == "-":
         data = sys.stdin.buffer.read()
     else:
@@ -260,19 +287,19 @@ def cmd_txn_put(ctx: Any, args: argparse.Namespace) -> int:
     return _in_txn(ctx, args.id, lambda fs: fs.write_definition(args.dest, data))
 
 
-def cmd_txn_rm(ctx: Any, args: argparse.Namespace) -> int:
+def cmd_txn_rm(ctx: Context, args: argparse.Namespace) -> int:
     return _in_txn(ctx, args.id, lambda fs: fs.rm(list(args.paths), recursive=args.recursive))
 
 
-def cmd_txn_mkdir(ctx: Any, args: argparse.Namespace) -> int:
+def cmd_txn_mkdir(ctx: Context, args: argparse.Namespace) -> int:
     return _in_txn(ctx, args.id, lambda fs: [fs.mkdir(p) for p in args.paths])
 
 
-def cmd_txn_mv(ctx: Any, args: argparse.Namespace) -> int:
+def cmd_txn_mv(ctx: Context, args: argparse.Namespace) -> int:
     return _in_txn(ctx, args.id, lambda fs: fs.mv(args.source, args.dest))
 
 
-def cmd_txn_commit(ctx: Any, args: argparse.Namespace) -> int:
+def cmd_txn_commit(ctx: Context, args: argparse.Namespace) -> int:
     txn = ctx.lake.load_distributed(args.id)
     base = txn.version
     version = txn.commit()
@@ -285,7 +312,7 @@ def cmd_txn_commit(ctx: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_txn_abort(ctx: Any, args: argparse.Namespace) -> int:
+def cmd_txn_abort(ctx: Context, args: argparse.Namespace) -> int:
     ctx.lake.load_distributed(args.id).abort()
     ctx.out.emit({"id": args.id, "aborted": True}, f"txn {args.id}: aborted")
     return 0

@@ -1,35 +1,56 @@
 """The `trinityfs` command: a TrinityLake lakehouse from the shell.
 
-    trinityfs [--root URL] [--json] [-o KEY=VALUE ...] COMMAND ...
+    trinityfs [--root URL] [--json] [-o KEY=VALUE ...] COMMAND ... [--root URL] [--json] ...
 
 The root is --root, else $TRINITYFS_ROOT, else the local directory ./lakehouse. Paths use
 the grammar of the trinity:// filesystem (/<namespace>/<table or view>, /v/<version>/...).
-Output is human-readable tables; --json prints JSON for scripts. Every change is one
-commit. Errors print one line, "trinityfs: <message>", on stderr and exit 1 (2 for a
-usage error); never a traceback (set TRINITYFS_DEBUG=1 to see one for an internal error).
+The global options go before or after the command. Output is human-readable tables;
+--json prints JSON for scripts. Every change is one commit. Errors print one line,
+"trinityfs: <message>", on stderr and exit 1 (2 for a usage error, 130 when interrupted);
+never a traceback (TRINITYFS_DEBUG=1 shows one for an internal error).
+
+Commands live in modules listed in COMMANDS, each with `register(add)`; a new command
+module is one line there.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import importlib
 import os
+import signal
 import sys
-from collections.abc import Sequence
-from typing import Any, NoReturn, TextIO
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, Protocol, TextIO
 
-from trinityfs.errors import TrinityError
-from trinityfs.fs.errors import message_of
-from trinityfs.fs.spec import ROOT_ENV, default_root
+from .errors import Refused, UsageError, message
 
-from .output import Output
-
-STORAGE_OPTIONS_ENV = "TRINITYFS_STORAGE_OPTIONS"
 DEBUG_ENV = "TRINITYFS_DEBUG"
+ROOT_ENV = "TRINITYFS_ROOT"
+
+# The command table: modules with `register(add: AddCommand) -> None`, in help order.
+COMMANDS: tuple[str, ...] = (
+    "trinityfs.cli.files",
+    "trinityfs.cli.transfer",
+    "trinityfs.cli.history",
+    "trinityfs.cli.lifecycle",
+    "trinityfs.cli.mount",
+    "trinityfs.cli.serve",
+)
 
 
-class UsageError(Exception):
-    """A command line that does not parse (exit status 2)."""
+class AddCommand(Protocol):
+    """`add(name, func, help)` makes a subcommand running `func(ctx, args) -> int`."""
+
+    def __call__(
+        self,
+        name: str,
+        func: Callable[..., int],
+        help: str,
+        *,
+        global_options: bool = True,
+        **kwargs: Any,
+    ) -> argparse.ArgumentParser: ...
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -39,62 +60,39 @@ class ArgumentParser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
-def _key_value(text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    return key, value
+def _global_options(parser: argparse.ArgumentParser, *, after: bool) -> None:
+    """--root, --json, -o; after the command they land in sub_* and are merged."""
+    from .context import STORAGE_OPTIONS_ENV, key_value
 
-
-def storage_options(pairs: Sequence[tuple[str, str]]) -> dict[str, Any]:
-    """$TRINITYFS_STORAGE_OPTIONS (a JSON object), then -o KEY=VALUE (JSON values allowed)."""
-    options: dict[str, Any] = {}
-    env = os.environ.get(STORAGE_OPTIONS_ENV)
-    if env:
-        try:
-            loaded = json.loads(env)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"${STORAGE_OPTIONS_ENV} is not a JSON object: {exc}") from None
-        if not isinstance(loaded, dict):
-            raise ValueError(f"${STORAGE_OPTIONS_ENV} is not a JSON object")
-        options.update(loaded)
-    for key, value in pairs:
-        try:
-            options[key] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key] = value
-    return options
-
-
-class Context:
-    """What every command gets: the root, storage options, output, and lazy fs/lakehouse."""
-
-    def __init__(self, args: argparse.Namespace, out: Output):
-        self.args = args
-        self.out = out
-        self.root = args.root or default_root()
-        self.storage_options = storage_options(args.storage_option or [])
-        self._fs = None
-
-    @property
-    def fs(self):
-        if self._fs is None:
-            from trinityfs.fs.spec import TrinityFileSystem
-
-            self._fs = TrinityFileSystem(
-                root=self.root, storage_options=self.storage_options, skip_instance_cache=True
-            )
-        return self._fs
-
-    @property
-    def lake(self):
-        return self.fs.lake
+    prefix = "sub_" if after else ""
+    default = argparse.SUPPRESS if after else None
+    parser.add_argument(
+        "--root",
+        dest=prefix + "root",
+        default=default,
+        help=f"the lakehouse URL or directory (default ${ROOT_ENV} or ./lakehouse)",
+    )
+    parser.add_argument(
+        "--json",
+        dest=prefix + "json",
+        action="store_true",
+        default=default if after else False,
+        help="print JSON for scripts",
+    )
+    parser.add_argument(
+        "-o",
+        "--storage-option",
+        dest=prefix + "storage_option",
+        action="append",
+        type=key_value,
+        default=default,
+        metavar="KEY=VALUE",
+        help=f"an option of the store (repeatable; also ${STORAGE_OPTIONS_ENV} as JSON)",
+    )
 
 
 def build_parser() -> ArgumentParser:
     from trinityfs import __version__
-    from trinityfs.cli import commands, lifecycle, serve
-    from trinityfs.fuse.mount import add_mount_parser  # does not load libfuse
 
     parser = ArgumentParser(
         prog="trinityfs",
@@ -102,28 +100,52 @@ def build_parser() -> ArgumentParser:
         epilog=(
             f"The root is --root, else ${ROOT_ENV}, else ./lakehouse. Paths: / (latest), "
             "/<namespace>, /<namespace>/<table or view>, /v (versions), /v/<n>/..., "
-            "/v/<ISO time>/..., /v/<export>/..., /v/latest/... ."
+            "/v/<ISO time>/..., /v/<export>/..., /v/latest/... . --root, --json and -o go "
+            "before or after the command."
         ),
     )
-    parser.add_argument(
-        "--root", help=f"the lakehouse URL or directory (default ${ROOT_ENV} or ./lakehouse)"
-    )
-    parser.add_argument("--json", action="store_true", help="print JSON for scripts")
-    parser.add_argument(
-        "-o",
-        "--storage-option",
-        action="append",
-        type=_key_value,
-        metavar="KEY=VALUE",
-        help=f"an option of the store (repeatable; also ${STORAGE_OPTIONS_ENV} as JSON)",
-    )
+    _global_options(parser, after=False)
     parser.add_argument("--version", action="version", version=f"trinityfs {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.register(sub)
-    lifecycle.register(sub)
-    add_mount_parser(sub)  # importing it does not load libfuse
-    serve.register(sub)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
+    after = ArgumentParser(add_help=False)
+    _global_options(after, after=True)
+
+    def add(
+        name: str,
+        func: Callable[..., int],
+        help: str,
+        *,
+        global_options: bool = True,
+        **kwargs: Any,
+    ) -> argparse.ArgumentParser:
+        kwargs.setdefault("description", help)
+        parents = [after] if global_options else []
+        command = sub.add_parser(name, help=help, parents=parents, **kwargs)
+        command.set_defaults(func=func)
+        return command
+
+    for module in COMMANDS:
+        importlib.import_module(module).register(add)
     return parser
+
+
+def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """Parse, merging the global options given after the command into those before."""
+    args = parser.parse_args(argv)
+    if args.command is None:
+        raise UsageError("a command is required (see 'trinityfs --help')")
+    if getattr(args, "sub_root", None):
+        args.root = args.sub_root
+    args.json = bool(args.json or getattr(args, "sub_json", False))
+    args.storage_option = (args.storage_option or []) + (getattr(args, "sub_storage_option", []))
+    return args
+
+
+def Context(args: argparse.Namespace, out: Any, stdin: TextIO | None = None) -> Any:
+    """The commands' context (`trinityfs.cli.context.Context`), for callers of this module."""
+    from .context import Context as _Context
+
+    return _Context(args, out, stdin)
 
 
 def main(
@@ -131,22 +153,25 @@ def main(
     *,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
+    stdin: TextIO | None = None,
 ) -> int:
-    """Run the command; returns the exit status (0 ok, 1 error, 2 usage error)."""
+    """Run the command; returns the exit status (0 ok, 1 error, 2 usage, 130 interrupted)."""
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
 
-    def fail(message: str, status: int) -> int:
-        stderr.write(f"trinityfs: {' '.join(message.split())}\n")
+    def fail(text: str, status: int) -> int:
+        stderr.write(f"trinityfs: {' '.join(text.split())}\n")
         stderr.flush()
         return status
 
     try:
+        from trinityfs.errors import TrinityError
+
+        from .output import Output
+
         parser = build_parser()
-        args = parser.parse_args(argv)
-        if args.command is None:
-            raise UsageError("a command is required (see 'trinityfs --help')")
-        ctx = Context(args, Output(args.json, stdout, stderr))
+        args = parse(parser, argv)
+        ctx = Context(args, Output(args.json, stdout, stderr), stdin)
         status = args.func(ctx, args)
         stdout.flush()
         return int(status or 0)
@@ -155,7 +180,7 @@ def main(
     except SystemExit as exc:  # --help and --version exit 0 through argparse
         return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:
-        return fail("interrupted", 130)
+        return interrupted(stderr)
     except BrokenPipeError:
         # the reader went away (e.g. `trinityfs cat ... | head`): stop quietly
         try:
@@ -164,12 +189,25 @@ def main(
         except (OSError, ValueError, AttributeError):
             pass
         return 1
+    except Refused as exc:
+        return fail(message(exc), 1)
     except (TrinityError, OSError, ValueError, LookupError) as exc:
-        return fail(message_of(exc), 1)
+        return fail(message(exc), 1)
     except Exception as exc:  # a bug: still one line, unless debugging
         if os.environ.get(DEBUG_ENV):
             raise
         return fail(f"internal error: {type(exc).__name__}: {exc} (set {DEBUG_ENV}=1)", 1)
 
 
-__all__ = ["ArgumentParser", "Context", "UsageError", "build_parser", "main"]
+def interrupted(stderr: TextIO) -> int:
+    """Ctrl-C: one line, exit status 130; a second Ctrl-C cannot interrupt this."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        stderr.write("trinityfs: interrupted\n")
+        stderr.flush()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return 130
+
+
+__all__ = ["COMMANDS", "AddCommand", "ArgumentParser", "Context", "build_parser", "main"]

@@ -35,6 +35,16 @@ def millis_to_text(millis: int | None) -> str:
     return datetime.fromtimestamp(millis / 1000, UTC).isoformat(timespec="milliseconds")
 
 
+def human_bytes(size: int) -> str:
+    """`512 B`, `1.5 KiB`, `3.2 MiB`."""
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"
+
+
 def table(rows: Sequence[Sequence[Any]], headers: Sequence[str] | None = None) -> list[str]:
     """Rows as left-aligned columns separated by two spaces (the last column unpadded)."""
     text_rows = [["" if cell is None else str(cell) for cell in row] for row in rows]
@@ -128,4 +138,12 @@ class Progress:
             self._drawn = False
 
 
-__all__ = ["Output", "Progress", "dumps", "json_default", "millis_to_text", "table"]
+__all__ = [
+    "Output",
+    "Progress",
+    "dumps",
+    "human_bytes",
+    "json_default",
+    "millis_to_text",
+    "table",
+]

@@ -8,7 +8,10 @@ Needs the `rest` extra (`pip install 'trinityfs[rest]'`).
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from trinityfs.cli.main import AddCommand
 
 EPILOG = """\
 Clients choose a catalog version with their warehouse: 'latest' (the default),
@@ -20,19 +23,19 @@ Clients choose a catalog version with their warehouse: 'latest' (the default),
 """
 
 
-def register(subparsers: Any) -> argparse.ArgumentParser:
-    """Add `serve` to the subparsers of the `trinityfs` command."""
+def register(add: AddCommand) -> argparse.ArgumentParser:
+    """Add `serve` to the `trinityfs` command (its command table)."""
     from trinityfs.rest.options import add_arguments  # imports no web framework
 
-    parser = subparsers.add_parser(
+    parser = add(
         "serve",
-        help="serve the lakehouse as an Iceberg REST catalog",
+        cmd_serve,
+        "serve the lakehouse as an Iceberg REST catalog",
         description=__doc__.split("\n\n")[0],
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_arguments(parser, with_root=False)
-    parser.set_defaults(func=cmd_serve)
     return parser
 
 

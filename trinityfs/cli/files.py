@@ -1,0 +1,383 @@
+"""Commands on the catalog's paths: ls, find, info, cat, edit, rm, mkdir, rmdir, mv, cp,
+props. Names are exact: `* ? [ ]` are part of a name unless -g/--glob is given."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import posixpath
+import shlex
+import subprocess
+import tempfile
+from typing import TYPE_CHECKING, Any
+
+from .context import Context, UsageError, add_glob_flag, escape_glob, expand, has_glob, key_value
+from .output import table
+
+if TYPE_CHECKING:
+    from .main import AddCommand
+
+EDIT_TEMPLATE = b'{\n  "definition": {},\n  "kind": "table"\n}\n'
+LOCAL_LOOKING = ("./", "../", "~", "file:")
+
+
+def register(add: AddCommand) -> None:
+    p = add("ls", cmd_ls, "list a directory: namespaces, tables and views, versions")
+    p.add_argument("paths", nargs="*", default=["/"], metavar="path")
+    p.add_argument("-l", "--long", action="store_true", help="with sizes (reads definitions)")
+    add_glob_flag(p)
+
+    p = add("find", cmd_find, "every table and view below a path (one scan)")
+    p.add_argument("path", nargs="?", default="/")
+    p.add_argument("-d", "--dirs", action="store_true", help="namespaces too")
+    p.add_argument("--name", metavar="PATTERN", help="only names matching this glob pattern")
+
+    p = add("info", cmd_info, "type, kind, size, version (and properties) of a path")
+    p.add_argument("path")
+
+    p = add("cat", cmd_cat, "print definitions as JSON")
+    p.add_argument("paths", nargs="+", metavar="path")
+    add_glob_flag(p)
+
+    p = add("edit", cmd_edit, "edit a definition in $EDITOR; commit on save")
+    p.add_argument("path")
+    p.add_argument("--create", action="store_true", help="make the object if it does not exist")
+
+    p = add("rm", cmd_rm, "remove tables and views (namespaces with -r): one commit")
+    p.add_argument("paths", nargs="+", metavar="path")
+    p.add_argument("-r", "--recursive", action="store_true", help="namespaces and content")
+    p.add_argument("-n", "--dry-run", action="store_true", help="say what would go; change nothing")
+    p.add_argument("-y", "--yes", action="store_true", help="drop namespace trees without asking")
+    add_glob_flag(p)
+
+    p = add("mkdir", cmd_mkdir, "create namespaces: one commit")
+    p.add_argument("paths", nargs="+", metavar="namespace")
+    p.add_argument("--property", type=key_value, action="append", metavar="KEY=VALUE")
+    p.add_argument("-p", "--parents", action="store_true", help="no error if it exists")
+
+    p = add("rmdir", cmd_rmdir, "remove empty namespaces: one commit")
+    p.add_argument("paths", nargs="+", metavar="namespace")
+
+    p = add("mv", cmd_mv, "rename tables, views and namespaces (in the catalog): one commit")
+    p.add_argument("source")
+    p.add_argument("dest")
+    add_glob_flag(p)
+
+    p = add("cp", cmd_cp, "copy definitions in the catalog (from any version: restores)")
+    p.add_argument("source")
+    p.add_argument("dest")
+    p.add_argument("-r", "--recursive", action="store_true")
+    p.add_argument("-p", "--parents", action="store_true", help="create the namespace")
+    add_glob_flag(p)
+
+    p = add("props", cmd_props, "show or set namespace properties")
+    p.add_argument("path")
+    p.add_argument("set", nargs="*", type=key_value, metavar="KEY=VALUE")
+    p.add_argument("--unset", action="append", default=[], metavar="KEY")
+
+
+# -- reading ------------------------------------------------------------------------------
+
+
+def _entry_row(entry: dict[str, Any], long: bool) -> list[Any]:
+    name = posixpath.basename(entry["name"]) or entry["name"]
+    if entry["type"] == "directory":
+        name += "/"
+    row = [name, entry.get("kind", "")]
+    if long:
+        row += [entry.get("size") if entry["type"] == "file" else "-", entry.get("version")]
+    return row
+
+
+def cmd_ls(ctx: Context, args: argparse.Namespace) -> int:
+    fs = ctx.fs
+    entries: list[dict[str, Any]] = []
+    if args.glob:
+        for path in expand(fs, args.paths, True):
+            entries.append(fs.info(path))
+    else:
+        for path in args.paths:
+            entries += fs.ls(path, detail=True, sizes=args.long)
+    if ctx.out.json:
+        ctx.out.emit(entries)
+        return 0
+    headers = ["NAME", "KIND", "SIZE", "VERSION"] if args.long else None
+    rows = [_entry_row(e, args.long) for e in entries]
+    if args.glob:  # matches may sit in different directories: full paths
+        for row, entry in zip(rows, entries, strict=True):
+            row[0] = entry["name"] + ("/" if entry["type"] == "directory" else "")
+    ctx.out.emit(None, table(rows, headers))
+    return 0
+
+
+def cmd_find(ctx: Context, args: argparse.Namespace) -> int:
+    import fnmatch
+
+    found = ctx.fs.find(args.path, withdirs=args.dirs)
+    if args.name is not None:
+        found = [p for p in found if fnmatch.fnmatchcase(posixpath.basename(p), args.name)]
+    ctx.out.emit(found, found)
+    return 0
+
+
+def cmd_info(ctx: Context, args: argparse.Namespace) -> int:
+    info = ctx.fs.info(args.path)
+    lines = []
+    for key in ("name", "type", "kind", "size", "version", "latest", "mtime", "created", "id"):
+        if info.get(key) is not None:
+            value = info[key]
+            if hasattr(value, "isoformat"):
+                value = value.isoformat(timespec="milliseconds")
+            lines.append((key, value))
+    for key, value in sorted(info.get("properties", {}).items()):
+        lines.append((f"property {key}", value))
+    ctx.out.emit(info, table(lines))
+    return 0
+
+
+def cmd_cat(ctx: Context, args: argparse.Namespace) -> int:
+    paths = expand(ctx.fs, args.paths, args.glob)
+    datas = [ctx.fs.cat_file(path) for path in paths]  # all or nothing
+    if ctx.out.json:
+        ctx.out.emit({path: json.loads(d) for path, d in zip(paths, datas, strict=True)})
+        return 0
+    for data in datas:
+        ctx.out.write_bytes(data)
+    return 0
+
+
+# -- edit ---------------------------------------------------------------------------------
+
+
+def cmd_edit(ctx: Context, args: argparse.Namespace) -> int:
+    from trinityfs.fs.errors import CommitConflict, is_a_directory, message_of
+    from trinityfs.fs.paths import strip_protocol
+
+    fs = ctx.fs
+    path = strip_protocol(args.path)
+    try:
+        info = fs.info(path)
+    except FileNotFoundError:
+        if not args.create:
+            raise FileNotFoundError(
+                f"{path}: no such table or view (edit --create makes a new one)"
+            ) from None
+        info = None
+    if info is not None and info["type"] != "file":
+        raise is_a_directory(path, "only tables and views can be edited (props for namespaces)")
+    original = fs.cat_file(path) if info is not None else EDIT_TEMPLATE
+    base = info["version"] if info is not None else None
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    prefix = "trinityfs-" + path.strip("/").replace("/", ".") + "-"
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".json")
+    keep = False
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(original)
+        status = subprocess.call([*shlex.split(editor), tmp])
+        if status != 0:
+            keep = True
+            raise OSError(
+                f"{editor} exited with status {status}; nothing committed (the text is in {tmp})"
+            )
+        with open(tmp, "rb") as f:
+            edited = f.read()
+        if edited == original:
+            ctx.committed(f"edit {path}", None)
+            return 0
+        if not edited.strip():
+            ctx.committed(f"edit {path} (emptied: nothing committed)", None)
+            return 0
+        try:
+            version = fs.write_definition(
+                path,
+                edited,
+                mode="overwrite" if info is not None else "create",
+                base_version=base,
+            )
+        except (ValueError, CommitConflict, FileExistsError) as exc:
+            keep = True
+            raise type(exc)(
+                f"{message_of(exc)}; nothing committed, your edit is in {tmp}"
+            ) from None
+        ctx.committed(f"edit {path}", version)
+        return 0
+    finally:
+        if not keep:
+            os.unlink(tmp)
+
+
+# -- changes ------------------------------------------------------------------------------
+
+
+def _catalog_path(text: str) -> str:
+    """`text` as a catalog path; refuses paths that look local (get/put/sync move files)."""
+    if text.startswith(LOCAL_LOOKING) or text in (".", ".."):
+        raise UsageError(
+            f"{text} looks like a local path: cp and mv work inside the catalog; use "
+            "'trinityfs get', 'put' or 'sync' to move definitions to and from local files"
+        )
+    return text
+
+
+def _describe(fs: Any, path: str) -> tuple[str, int]:
+    """('namespace'|'object'|'root', number of tables and views it holds)."""
+    from trinityfs.fs.paths import parse_path
+
+    p = parse_path(path)
+    if p.is_root:
+        return "root", len(fs.find(path))
+    info = fs.info(path)  # FileNotFoundError names the path
+    if info["type"] == "directory":
+        return "namespace", len(fs.find(path))
+    return "object", 1
+
+
+def cmd_rm(ctx: Context, args: argparse.Namespace) -> int:
+    from trinityfs.fs.errors import is_a_directory
+
+    fs = ctx.fs
+    paths = expand(fs, [_catalog_path(p) for p in args.paths], args.glob)
+    plan = []
+    for path in paths:
+        what, count = _describe(fs, path)
+        if what != "object" and not args.recursive:
+            raise is_a_directory(path, "is a namespace: use 'rmdir', or 'rm -r'")
+        plan.append((path, what, count))
+    trees = [(p, w, n) for p, w, n in plan if w != "object"]
+    if args.dry_run:
+        lines = [
+            f"would drop {what} {path}" + (f" and its {n} tables and views" if n else "")
+            if what != "object"
+            else f"would drop {path}"
+            for path, what, n in plan
+        ]
+        ctx.out.emit(
+            {"dry_run": True, "drop": [{"path": p, "what": w, "objects": n} for p, w, n in plan]},
+            [*lines, "rm: dry run, nothing changed"],
+        )
+        return 0
+    full = [(p, n) for p, w, n in trees if n or w == "root"]
+    if full:
+        names = ", ".join(p for p, _ in full)
+        total = sum(n for _, n in full)
+        ctx.confirm(
+            f"drop {names} with {total} tables and views?",
+            f"rm -r {names} drops {total} tables and views",
+        )
+    with fs.transaction as tx:
+        fs.rm([escape_glob(p) for p in paths], recursive=args.recursive)
+    ctx.committed("rm", tx.version)
+    return 0
+
+
+def cmd_mkdir(ctx: Context, args: argparse.Namespace) -> int:
+    fs = ctx.fs
+    properties = dict(args.property or [])
+    with fs.transaction as tx:
+        for path in args.paths:
+            if args.parents:
+                fs.makedirs(path, exist_ok=True, properties=properties)
+            else:
+                fs.mkdir(path, properties=properties)
+    ctx.committed("mkdir", tx.version)
+    return 0
+
+
+def cmd_rmdir(ctx: Context, args: argparse.Namespace) -> int:
+    fs = ctx.fs
+    with fs.transaction as tx:
+        for path in args.paths:
+            fs.rmdir(path)
+    ctx.committed("rmdir", tx.version)
+    return 0
+
+
+def _pairs(fs: Any, source: str, dest: str, recursive: bool) -> tuple[list[str], list[str]]:
+    """Exact source and destination paths (no pattern matching): a namespace with its
+    tables and views, an object into a namespace keeping its name."""
+    from trinityfs.fs.paths import strip_protocol
+
+    source, dest_dir = strip_protocol(source), dest.endswith("/")
+    dest = strip_protocol(dest)
+    if fs.isdir(source):
+        sources, dests = [source], [dest]
+        if recursive:
+            for child in fs.ls(source, detail=False):
+                sources.append(child)
+                dests.append(dest.rstrip("/") + "/" + posixpath.basename(child))
+        return sources, dests
+    if not fs.exists(source):
+        raise FileNotFoundError(f"{source}: no such table, view or namespace")
+    if dest_dir or fs.isdir(dest):
+        dest = dest.rstrip("/") + "/" + posixpath.basename(source)
+    return [source], [dest]
+
+
+def cmd_mv(ctx: Context, args: argparse.Namespace) -> int:
+    from trinityfs.fs.paths import strip_protocol
+
+    fs = ctx.fs
+    source, dest = _catalog_path(args.source), _catalog_path(args.dest)
+    if strip_protocol(source) == strip_protocol(dest):
+        ctx.committed("mv", None)
+        return 0
+    if args.glob:
+        expand(fs, [source], True)  # a pattern that matches nothing: one-line error
+    with fs.transaction as tx:
+        if args.glob or not (has_glob(source) or has_glob(dest)):
+            fs.mv(source, dest)
+        else:
+            fs.mv(*_pairs(fs, source, dest, recursive=True))
+    ctx.committed("mv", tx.version)
+    return 0
+
+
+def _namespace_of(path: str) -> str | None:
+    from trinityfs.fs.paths import parse_path
+
+    p = parse_path(path)
+    return p.namespace if p.is_object else None
+
+
+def cmd_cp(ctx: Context, args: argparse.Namespace) -> int:
+    from trinityfs.fs.errors import is_a_directory
+    from trinityfs.fs.paths import strip_protocol
+
+    fs = ctx.fs
+    source, dest = _catalog_path(args.source), _catalog_path(args.dest)
+    if args.glob:
+        sources = expand(fs, [source], True)
+    else:
+        sources = [source]
+        if not args.recursive and fs.isdir(source):
+            raise is_a_directory(strip_protocol(source), "is a namespace: use 'cp -r'")
+    if not fs.isdir(source) and not dest.endswith("/") and not fs.isdir(dest):
+        namespace = _namespace_of(dest)
+        if namespace is not None and not args.parents and not fs.isdir("/" + namespace):
+            raise FileNotFoundError(
+                f"{strip_protocol(dest)}: no namespace {namespace!r} (cp copies inside the "
+                f"catalog: 'trinityfs get {strip_protocol(source)} FILE' writes a local file; "
+                "cp -p creates the namespace)"
+            )
+    with fs.transaction as tx:
+        if args.glob:
+            fs.copy(source, dest, recursive=args.recursive)
+        elif has_glob(source) or has_glob(dest):
+            fs.copy(*_pairs(fs, sources[0], dest, args.recursive))
+        else:
+            fs.copy(source, dest, recursive=args.recursive)
+    ctx.committed("cp", tx.version)
+    return 0
+
+
+def cmd_props(ctx: Context, args: argparse.Namespace) -> int:
+    fs = ctx.fs
+    if args.set or args.unset:
+        version = fs.set_properties(args.path, dict(args.set), args.unset)
+        ctx.committed("props", version)
+        return 0
+    props = fs.properties(args.path)
+    ctx.out.emit(props, table(sorted(props.items())))
+    return 0

@@ -1,0 +1,278 @@
+"""Moving definitions between the catalog and local files: get, put, sync.
+
+The one rule: `cp` and `mv` stay inside the catalog; these three cross to local files.
+`get CATALOG_PATH FILE` and `put FILE CATALOG_PATH` say the direction by their name; in
+`sync SRC DEST` the catalog side is written `trinity://...` (as `aws s3 sync` writes
+`s3://...`) and the other side is a local folder holding one `<name>.json` per table or
+view (a folder per namespace when the whole catalog is synced).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import posixpath
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .context import Context, UsageError
+from .output import table
+
+if TYPE_CHECKING:
+    from .main import AddCommand
+
+PROTOCOL = "trinity://"
+SUFFIX = ".json"
+
+
+def register(add: AddCommand) -> None:
+    p = add("get", cmd_get, "write a definition to a local file (or - for stdout)")
+    p.add_argument("source", help="/<namespace>/<name> (any version: /v/<n>/...)")
+    p.add_argument("dest", nargs="?", default="-", help="a file, a folder, or - (default)")
+
+    p = add("put", cmd_put, "write a definition from a local file (or - for stdin)")
+    p.add_argument("source", help="a local JSON file, or - for stdin")
+    p.add_argument("dest", help="/<namespace>/<name>, or a namespace to keep the file name")
+    p.add_argument("--create", action="store_true", help="fail if the object exists")
+
+    p = add(
+        "sync",
+        cmd_sync,
+        "make a local folder match the catalog, or the catalog match a folder",
+        epilog="The catalog side is written trinity://<namespace> (or trinity:/// for all).",
+    )
+    p.add_argument("source", help="trinity://<namespace> or a local folder")
+    p.add_argument("dest", help="a local folder or trinity://<namespace>")
+    p.add_argument("--delete", action="store_true", help="remove what the source lacks")
+    p.add_argument("-n", "--dry-run", action="store_true", help="say what would change")
+
+
+# -- get, put -----------------------------------------------------------------------------
+
+
+def _write_local(path: Path, data: bytes) -> None:
+    """Replace `path` atomically (a crash leaves the old file or the new one)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def cmd_get(ctx: Context, args: argparse.Namespace) -> int:
+    from trinityfs.fs.errors import is_a_directory
+    from trinityfs.fs.paths import strip_protocol
+
+    fs = ctx.fs
+    source = strip_protocol(args.source)
+    if fs.isdir(source):
+        raise is_a_directory(source, f"is a namespace: use 'trinityfs sync {PROTOCOL}...'")
+    data = fs.cat_file(source)
+    if args.dest == "-":
+        ctx.out.write_bytes(data)
+        return 0
+    dest = Path(args.dest)
+    if args.dest.endswith(("/", os.sep)) or dest.is_dir():
+        dest = dest / (posixpath.basename(source) + SUFFIX)
+    _write_local(dest, data)
+    ctx.out.emit({"path": str(dest), "bytes": len(data)}, f"get {source}: {dest}")
+    return 0
+
+
+def cmd_put(ctx: Context, args: argparse.Namespace) -> int:
+    from trinityfs.fs.errors import is_a_directory
+    from trinityfs.fs.paths import strip_protocol
+
+    if args.source == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        with open(args.source, "rb") as f:
+            data = f.read()
+    dest = args.dest
+    if dest.endswith("/") or ctx.fs.isdir(dest):
+        if args.source == "-":
+            raise is_a_directory(strip_protocol(dest), "give /<namespace>/<name> for stdin")
+        name = os.path.basename(args.source)
+        dest = strip_protocol(dest) + "/" + name.removesuffix(SUFFIX)
+    version = ctx.fs.write_definition(dest, data, mode="create" if args.create else "overwrite")
+    ctx.committed(f"put {strip_protocol(dest)}", version)
+    return 0
+
+
+# -- sync ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Plan:
+    """What a sync writes and removes (relative names like `sales/orders`)."""
+
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    unchanged: int = 0
+
+    def lines(self, dry_run: bool) -> list[str]:
+        rows = [["+", n] for n in self.created] + [["~", n] for n in self.updated]
+        rows += [["-", n] for n in self.deleted]
+        changes = len(self.created) + len(self.updated) + len(self.deleted)
+        verb = "would change" if dry_run else "changed"
+        return [*table(rows), f"{changes} {verb}, {self.unchanged} unchanged"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "created": self.created,
+            "updated": self.updated,
+            "deleted": self.deleted,
+            "unchanged": self.unchanged,
+        }
+
+
+def _catalog_objects(fs: Any, root: str) -> dict[str, str]:
+    """Relative name (`orders`, or `sales/orders` from the top) -> catalog path."""
+    from trinityfs.fs.paths import parse_path
+
+    p = parse_path(root)
+    if not (p.is_root or p.is_namespace):
+        raise UsageError(f"sync works on a namespace or the whole catalog, not {root}")
+    found = fs.find(root)
+    base = root.rstrip("/") + "/"
+    return {path[len(base) :] if base != "//" else path[1:]: path for path in found}
+
+
+def _local_files(folder: Path, depth: int) -> dict[str, Path]:
+    """Relative name (without .json) -> file, at `depth` levels below `folder`."""
+    if not folder.exists():
+        return {}
+    if not folder.is_dir():
+        raise NotADirectoryError(f"{folder} is not a folder")
+    pattern = "*/*" + SUFFIX if depth == 2 else "*" + SUFFIX
+    return {
+        str(path.relative_to(folder).with_suffix("")).replace(os.sep, "/"): path
+        for path in sorted(folder.glob(pattern))
+        if path.is_file() and not path.name.startswith(".")
+    }
+
+
+def _same(local: bytes, remote: bytes, path: str) -> bool:
+    """Whether writing `local` over `remote` would change nothing (ids kept when the local
+    file has none; a local file that is not a definition raises, naming the file)."""
+    from trinityfs.fs import content
+
+    mine, theirs = content.parse(local, path), content.parse(remote)
+    if mine.kind is None or mine.kind != theirs.kind or theirs.kind is None:
+        return False
+    msg = content.to_message(mine.kind, mine.definition, path)
+    current = content.to_message(theirs.kind, theirs.definition)
+    if not msg.id:
+        msg.id = current.id
+    return msg == current
+
+
+def cmd_sync(ctx: Context, args: argparse.Namespace) -> int:
+    from trinityfs.fs.paths import strip_protocol
+
+    up = args.dest.startswith(PROTOCOL)
+    if up == args.source.startswith(PROTOCOL):
+        raise UsageError(
+            f"sync needs one side written {PROTOCOL}<namespace> (the catalog) and one local "
+            f"folder, e.g. 'trinityfs sync {PROTOCOL}sales ./sales'"
+        )
+    catalog, local = (args.dest, args.source) if up else (args.source, args.dest)
+    root = strip_protocol(catalog)
+    folder = Path(local)
+    depth = 2 if root == "/" else 1
+    fs = ctx.fs
+    if up and not folder.is_dir():
+        raise NotADirectoryError(f"{folder}: no such folder")
+    remote = _catalog_objects(fs, root) if fs.exists(root) or up is False else {}
+    files = _local_files(folder, depth)
+    plan = Plan()
+    if up:
+        version = _sync_up(ctx, root, remote, files, plan, args)
+    else:
+        version = None
+        _sync_down(fs, folder, remote, files, plan, args)
+    what = f"sync {'to ' + PROTOCOL + root.lstrip('/') if up else 'to ' + str(folder)}"
+    data = {"dry_run": args.dry_run, "direction": "up" if up else "down", **plan.to_dict()}
+    if up:
+        data["version"] = version
+    lines = plan.lines(args.dry_run)
+    if args.dry_run:
+        lines.append(f"{what}: dry run, nothing changed")
+    elif up:
+        lines.append(f"{what}: version {version}" if version is not None else f"{what}: no change")
+    else:
+        lines.append(f"{what}: done")
+    ctx.out.emit(data, lines)
+    return 0
+
+
+def _sync_down(
+    fs: Any,
+    folder: Path,
+    remote: dict[str, str],
+    files: dict[str, Path],
+    plan: Plan,
+    args: argparse.Namespace,
+) -> None:
+    for name, path in sorted(remote.items()):
+        data = fs.cat_file(path)
+        target = folder / (name + SUFFIX)
+        if name in files:
+            if target.read_bytes() == data:
+                plan.unchanged += 1
+                continue
+            plan.updated.append(name)
+        else:
+            plan.created.append(name)
+        if not args.dry_run:
+            _write_local(target, data)
+    if args.delete:
+        for name, path in sorted(files.items()):
+            if name not in remote:
+                plan.deleted.append(name)
+                if not args.dry_run:
+                    path.unlink()
+
+
+def _sync_up(
+    ctx: Context,
+    root: str,
+    remote: dict[str, str],
+    files: dict[str, Path],
+    plan: Plan,
+    args: argparse.Namespace,
+) -> int | None:
+    fs = ctx.fs
+    writes: list[tuple[str, bytes]] = []
+    for name, path in sorted(files.items()):
+        data = path.read_bytes()
+        if name in remote:
+            if _same(data, fs.cat_file(remote[name]), str(path)):
+                plan.unchanged += 1
+                continue
+            plan.updated.append(name)
+        else:
+            plan.created.append(name)
+        writes.append((root.rstrip("/") + "/" + name, data))
+    drops = []
+    if args.delete:
+        drops = [path for name, path in sorted(remote.items()) if name not in files]
+        plan.deleted += [name for name in sorted(remote) if name not in files]
+    if args.dry_run or not (writes or drops):
+        return None
+    with fs.transaction as tx:
+        for path, data in writes:
+            namespace = path.split("/")[1]
+            fs.makedirs("/" + namespace, exist_ok=True)
+            fs.write_definition(path, data)
+        for path in drops:
+            fs.rm_file(path)
+    return tx.version
