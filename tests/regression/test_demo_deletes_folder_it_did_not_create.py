@@ -38,8 +38,8 @@ def test_demo_empties_only_its_own_earlier_folder(tmp_path):
     (folder / "a" / "b").mkdir(parents=True)
     (folder / "a" / "b" / "node.arrow").write_bytes(b"x")
     demo._record(folder)
-    demo.claim_folder(folder)  # an earlier demo's folder: emptied, marker rewritten
-    assert [p.name for p in folder.iterdir()] == [demo.MARKER]
+    demo.claim_folder(folder)  # an earlier demo's folder: emptied, marker included
+    assert list(folder.iterdir()) == []
 
 
 def test_demo_refuses_a_file_and_a_symlink(tmp_path):
