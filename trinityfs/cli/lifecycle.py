@@ -232,6 +232,12 @@ def cmd_fsck(ctx: Context, args: argparse.Namespace) -> int:
             f"orphans: {len(report.orphans)} files ({human_bytes(report.orphan_bytes)}) "
             "no kept version uses ('trinityfs expire' removes them)"
         )
+    if report.unknown_files:
+        names = ", ".join(f.location for f in report.unknown_files[:3])
+        more = f" and {len(report.unknown_files) - 3} more" if len(report.unknown_files) > 3 else ""
+        lines.append(
+            f"not lakehouse files (left alone): {len(report.unknown_files)} ({names}{more})"
+        )
     if bad_versions:
         listed = ", ".join(str(v) for v in sorted(bad_versions))
         lines.append(f"fsck: errors in version{'s' if len(bad_versions) > 1 else ''} {listed}")

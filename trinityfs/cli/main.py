@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import os
 import signal
 import sys
@@ -171,6 +172,8 @@ def main(
 
         parser = build_parser()
         args = parse(parser, argv)
+        if args.command != "mount":  # the mount sets up its own log
+            _log_warnings_as_one_line(stderr)
         ctx = Context(args, Output(args.json, stdout, stderr), stdin)
         status = args.func(ctx, args)
         stdout.flush()
@@ -197,6 +200,30 @@ def main(
         if os.environ.get(DEBUG_ENV):
             raise
         return fail(f"internal error: {type(exc).__name__}: {exc} (set {DEBUG_ENV}=1)", 1)
+
+
+class _OneLineWarnings(logging.Handler):
+    """The library's warnings as `trinityfs: warning: ...`, each text once per process."""
+
+    def __init__(self, stream: TextIO):
+        super().__init__(logging.WARNING)
+        self.stream = stream
+        self.seen: set[str] = set()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = " ".join(record.getMessage().split())
+        if text not in self.seen:
+            self.seen.add(text)
+            self.stream.write(f"trinityfs: warning: {text}\n")
+
+
+def _log_warnings_as_one_line(stderr: TextIO) -> None:
+    log = logging.getLogger("trinityfs")
+    for handler in list(log.handlers):
+        if isinstance(handler, _OneLineWarnings):
+            log.removeHandler(handler)
+    log.addHandler(_OneLineWarnings(stderr))
+    log.propagate = False
 
 
 def interrupted(stderr: TextIO) -> int:
