@@ -56,7 +56,7 @@ def test_distributed_transaction(sample):
 
 
 def test_lifecycle_commands_match_the_engine(run):
-    from trinityfs.cli.main import build_parser
+    from trinityfs.cli.app import build_parser
 
     commands = build_parser()._subparsers._group_actions[0].choices
     for name, command in (

@@ -211,7 +211,7 @@ def test_the_trinityfs_command_runs_mount(root: str, tmp_path: Path) -> None:
     """`trinityfs mount` as wired into the command: add_mount_parser + func(ctx, args)."""
     from trinityfs.fuse.mount import add_mount_parser
 
-    cli = importlib.import_module("trinityfs.cli.main")
+    cli = importlib.import_module("trinityfs.cli.app")
 
     parser = cli.build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

@@ -1,9 +1,20 @@
-"""The `trinityfs` command (see `trinityfs.cli.main`); `python -m trinityfs.cli` runs it.
+"""The `trinityfs` command (`trinityfs.cli.app`); `python -m trinityfs.cli` runs it.
 
-Importing this package is cheap (argparse and the standard library): `main` imports the
-catalog, pyarrow and the commands inside its guard, so Ctrl-C at any moment of start-up
-is one line and exit status 130."""
+Importing this package costs nothing: `main` imports the command (argparse, the catalog,
+pyarrow) inside its guard, so Ctrl-C at any moment after the interpreter has started is
+one line, `trinityfs: interrupted`, and exit status 130."""
 
-from trinityfs.cli.main import main
+import sys
+
+
+def main(argv=None, *, stdout=None, stderr=None, stdin=None) -> int:
+    """Run `trinityfs ARGV...` (default sys.argv[1:]); returns the exit status."""
+    try:
+        from trinityfs.cli.app import main as run
+    except KeyboardInterrupt:
+        (stderr or sys.stderr).write("trinityfs: interrupted\n")
+        return 130
+    return run(argv, stdout=stdout, stderr=stderr, stdin=stdin)
+
 
 __all__ = ["main"]

@@ -16,7 +16,7 @@ from .context import Context, UsageError, add_glob_flag, escape_glob, expand, ha
 from .output import table
 
 if TYPE_CHECKING:
-    from .main import AddCommand
+    from .app import AddCommand
 
 EDIT_TEMPLATE = b'{\n  "definition": {},\n  "kind": "table"\n}\n'
 LOCAL_LOOKING = ("./", "../", "~", "file:")

@@ -14,7 +14,7 @@ from .output import millis_to_text, table
 if TYPE_CHECKING:
     from trinityfs.catalog import Change, VersionInfo
 
-    from .main import AddCommand
+    from .app import AddCommand
 
 SUMMARY_ITEMS = 3
 _INTERRUPTED_INIT = re.compile(r"_lakehouse_def_[0-9a-f-]+\.binpb")

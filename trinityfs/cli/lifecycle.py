@@ -10,7 +10,7 @@ from .context import Context, UsageError, duration, duration_text, resolve_versi
 from .output import human_bytes, millis_to_text, table
 
 if TYPE_CHECKING:
-    from .main import AddCommand
+    from .app import AddCommand
 
 
 def register(add: AddCommand) -> None:

@@ -7,7 +7,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .main import AddCommand
+    from .app import AddCommand
 
 
 def register(add: AddCommand) -> None:

@@ -11,7 +11,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from trinityfs.cli.main import AddCommand
+    from trinityfs.cli.app import AddCommand
 
 EPILOG = """\
 Clients choose a catalog version with their warehouse: 'latest' (the default),

@@ -22,7 +22,7 @@ from .context import Context, UsageError
 from .output import table
 
 if TYPE_CHECKING:
-    from .main import AddCommand
+    from .app import AddCommand
 
 PROTOCOL = "trinity://"
 SUFFIX = ".json"

@@ -1,4 +1,4 @@
-"""The `trinityfs` command: a TrinityLake lakehouse from the shell.
+"""The `trinityfs` command (`trinityfs.cli.main` runs it): a TrinityLake lakehouse from the shell.
 
     trinityfs [--root URL] [--json] [-o KEY=VALUE ...] COMMAND ... [--root URL] [--json] ...
 
