@@ -159,11 +159,6 @@ def has_glob(path: str) -> bool:
     return any(c in path for c in GLOB_CHARS)
 
 
-def escape_glob(path: str) -> str:
-    """A glob pattern matching exactly `path` (each special character in a class)."""
-    return re.sub(r"([*?\[])", r"[\1]", path)
-
-
 def expand(fs: TrinityFileSystem, paths: Sequence[str], glob: bool) -> list[str]:
     """With --glob, the paths each pattern matches (one-line error when one matches
     nothing); without, the paths exactly as given: names are never expanded."""
@@ -194,7 +189,6 @@ __all__ = [
     "add_glob_flag",
     "duration",
     "duration_text",
-    "escape_glob",
     "expand",
     "has_glob",
     "key_value",

@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 from typing import TYPE_CHECKING, Any
 
-from .context import Context, UsageError, add_glob_flag, escape_glob, expand, has_glob, key_value
+from .context import Context, UsageError, add_glob_flag, expand, key_value
 from .output import table
 
 if TYPE_CHECKING:
@@ -267,7 +267,7 @@ def cmd_rm(ctx: Context, args: argparse.Namespace) -> int:
             f"rm -r {names} drops {total} tables and views",
         )
     with fs.transaction as tx:
-        fs.rm([escape_glob(p) for p in paths], recursive=args.recursive)
+        fs.rm(paths, recursive=args.recursive)
     ctx.committed("rm", tx.version)
     return 0
 
@@ -294,25 +294,12 @@ def cmd_rmdir(ctx: Context, args: argparse.Namespace) -> int:
     return 0
 
 
-def _pairs(fs: Any, source: str, dest: str, recursive: bool) -> tuple[list[str], list[str]]:
-    """Exact source and destination paths (no pattern matching): a namespace with its
-    tables and views, an object into a namespace keeping its name."""
-    from trinityfs.fs.paths import strip_protocol
-
-    source, dest_dir = strip_protocol(source), dest.endswith("/")
-    dest = strip_protocol(dest)
-    if fs.isdir(source):
-        sources, dests = [source], [dest]
-        if recursive:
-            for child in fs.ls(source, detail=False):
-                sources.append(child)
-                dests.append(dest.rstrip("/") + "/" + posixpath.basename(child))
-        return sources, dests
-    if not fs.exists(source):
-        raise FileNotFoundError(f"{source}: no such table, view or namespace")
-    if dest_dir or fs.isdir(dest):
-        dest = dest.rstrip("/") + "/" + posixpath.basename(source)
-    return [source], [dest]
+def _sources(fs: Any, source: str, glob: bool) -> str | list[str]:
+    """The exact source, or with --glob the paths the pattern matches (one is a path)."""
+    if not glob:
+        return source
+    matches = expand(fs, [source], True)
+    return matches[0] if len(matches) == 1 else matches
 
 
 def cmd_mv(ctx: Context, args: argparse.Namespace) -> int:
@@ -323,13 +310,9 @@ def cmd_mv(ctx: Context, args: argparse.Namespace) -> int:
     if strip_protocol(source) == strip_protocol(dest):
         ctx.committed("mv", None)
         return 0
-    if args.glob:
-        expand(fs, [source], True)  # a pattern that matches nothing: one-line error
+    sources = _sources(fs, source, args.glob)
     with fs.transaction as tx:
-        if args.glob or not (has_glob(source) or has_glob(dest)):
-            fs.mv(source, dest)
-        else:
-            fs.mv(*_pairs(fs, source, dest, recursive=True))
+        fs.mv(sources, dest)
     ctx.committed("mv", tx.version)
     return 0
 
@@ -347,27 +330,20 @@ def cmd_cp(ctx: Context, args: argparse.Namespace) -> int:
 
     fs = ctx.fs
     source, dest = _catalog_path(args.source), _catalog_path(args.dest)
-    if args.glob:
-        sources = expand(fs, [source], True)
-    else:
-        sources = [source]
-        if not args.recursive and fs.isdir(source):
-            raise is_a_directory(strip_protocol(source), "is a namespace: use 'cp -r'")
-    if not fs.isdir(source) and not dest.endswith("/") and not fs.isdir(dest):
+    sources = _sources(fs, source, args.glob)
+    single = sources if isinstance(sources, str) else None
+    if single is not None and not args.recursive and fs.isdir(single):
+        raise is_a_directory(strip_protocol(single), "is a namespace: use 'cp -r'")
+    if single is not None and not fs.isdir(single) and not dest.endswith("/"):
         namespace = _namespace_of(dest)
-        if namespace is not None and not args.parents and not fs.isdir("/" + namespace):
+        if namespace is not None and not args.parents and not fs.isdir(dest.rsplit("/", 1)[0]):
             raise FileNotFoundError(
                 f"{strip_protocol(dest)}: no namespace {namespace!r} (cp copies inside the "
-                f"catalog: 'trinityfs get {strip_protocol(source)} FILE' writes a local file; "
+                f"catalog: 'trinityfs get {strip_protocol(single)} FILE' writes a local file; "
                 "cp -p creates the namespace)"
             )
     with fs.transaction as tx:
-        if args.glob:
-            fs.copy(source, dest, recursive=args.recursive)
-        elif has_glob(source) or has_glob(dest):
-            fs.copy(*_pairs(fs, sources[0], dest, args.recursive))
-        else:
-            fs.copy(source, dest, recursive=args.recursive)
+        fs.copy(sources, dest, recursive=args.recursive)
     ctx.committed("cp", tx.version)
     return 0
 
