@@ -39,8 +39,9 @@ def test_ctrl_c_at_any_moment_is_one_line_and_status_130(tmp_path):
             interrupted += 1
             assert text == "trinityfs: interrupted\n", (delay, text)
         elif proc.returncode == -signal.SIGINT:
-            # before the interpreter installs its handler: killed silently, as by the shell
-            assert text == "", (delay, text)
+            # killed by SIGINT (a shell shows status 130 too): before the interpreter set up
+            # its handler (silent), or on its way out after the one line
+            assert text in ("", "trinityfs: interrupted\n"), (delay, text)
         else:
             assert proc.returncode == 0 and text == "", (delay, proc.returncode, text)
     assert interrupted >= 2  # the early signals land before the command is done
