@@ -23,5 +23,7 @@ def test_expire_json_has_the_counters(tmp_path):
     sample(root)
     data = run(root, "--json", "expire", "--max-age", "0", "--grace", "0").json()
     assert {"files_removed", "bytes_removed", "policy", "requests"} <= set(data)
-    assert data["policy"]["grace_millis"] == 0
-    assert data["oldest_version"] > 0  # with no grace, max age 0 expires old versions
+    # --grace 0 is raised to the floor (the longest a commit may take), and said so
+    assert data["policy"]["grace_millis"] == data["policy"]["grace_floor_millis"] > 0
+    text = run(root, "expire", "--dry-run", "--max-age", "0", "--grace", "0").out
+    assert "grace floor:" in text, text

@@ -185,6 +185,12 @@ def expire_lines(data: dict[str, Any]) -> list[str]:
     if margin:
         rule += f" (+ {duration_text(margin)} clock margin)"
     lines.append(rule)
+    floor = policy.get("grace_floor_millis")
+    if floor and grace == floor:
+        lines.append(
+            f"grace floor: {duration_text(floor)} (the longest a commit may take); "
+            "a smaller --grace is raised to it"
+        )
     if grace:
         lines.append(
             f"grace: files written in the last {duration_text(grace)} are never deleted "
