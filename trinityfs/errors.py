@@ -136,3 +136,25 @@ class TreeInvariantError(TrinityError):
         )
         super().__init__(f"tree check failed: {shown}")
         self.problems = problems
+
+
+class ObjectChangedError(CommitConflictError):
+    """A put with a base version found the object changed since that version."""
+
+    def __init__(self, key: str, version: int, message: str, base_version: int):
+        super().__init__(key, version, message)
+        self.base_version = base_version
+
+
+class OutsideWarehouseError(TrinityError):
+    """A table or metadata location lies outside the lakehouse's warehouse (and allow-list)."""
+
+    def __init__(self, location: str, message: str):
+        super().__init__(message)
+        self.location = location
+
+
+class ContentError(InvalidArgumentError):
+    """Bytes written as a definition file are not one; the message says why."""
+
+    errno = 22  # EINVAL, for front ends that turn errors into errno values

@@ -11,9 +11,14 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
+from trinityfs.catalog.content import RenderCache
 from trinityfs.catalog.distributed import DistributedTransaction
+from trinityfs.catalog.freshness import Freshness, LatestTracker
+from trinityfs.catalog.history import History
 from trinityfs.catalog.model import Change, Kind, ObjectRef, VersionInfo
+from trinityfs.catalog.primitives import FrontEndPrimitives
 from trinityfs.catalog.reader import CatalogReader
+from trinityfs.catalog.selector import Selection
 from trinityfs.catalog.writer import CatalogTransaction, Definition
 from trinityfs.errors import (
     AlreadyExistsError,
@@ -58,6 +63,8 @@ class CatalogSnapshot(CatalogReader):
     def __init__(self, snapshot: Snapshot, storage: Storage):
         super().__init__(snapshot, storage.read_immutable, snapshot.version)
         self.snapshot = snapshot
+        self.storage_url = storage.url
+        self.selection: Selection | None = None  # set by Lakehouse.view()
 
     @property
     def created_at_millis(self) -> int:
@@ -69,12 +76,22 @@ class CatalogSnapshot(CatalogReader):
         raise AttributeError(name)
 
 
-class Lakehouse:
-    """A TrinityLake lakehouse at a storage URL (local directory, memory://, s3://)."""
+class Lakehouse(FrontEndPrimitives):
+    """A TrinityLake lakehouse at a storage URL (local directory, memory://, s3://).
 
-    def __init__(self, storage: Storage):
+    `freshness` is the policy for "latest" (see catalog/freshness.py): by default every
+    `latest_version()` asks storage; `Freshness(max_staleness_seconds=N)` lets answers
+    up to N seconds old come from memory with no storage request.
+    """
+
+    def __init__(self, storage: Storage, *, freshness: Freshness | None = None):
         self.storage = storage
         self.engine = Engine(storage)
+        self.freshness = freshness or Freshness()
+        self._latest = LatestTracker()
+        self._history = History(self)
+        self._renders = RenderCache()
+        self._order: int | None = None
 
     # -- opening --------------------------------------------------------------------
 
@@ -109,10 +126,16 @@ class Lakehouse:
         return lakehouse
 
     @classmethod
-    def open(cls, url: str, *, storage_options: dict[str, Any] | None = None) -> Lakehouse:
+    def open(
+        cls,
+        url: str,
+        *,
+        storage_options: dict[str, Any] | None = None,
+        freshness: Freshness | None = None,
+    ) -> Lakehouse:
         """Open an existing lakehouse; LakehouseNotFoundError if there is none."""
-        lakehouse = cls(Storage(url, storage_options))
-        lakehouse.latest_version()  # fails early with a clear error
+        lakehouse = cls(Storage(url, storage_options), freshness=freshness)
+        lakehouse.latest_version(fresh=True)  # fails early with a clear error
         return lakehouse
 
     def _has_root(self) -> bool:
@@ -128,11 +151,22 @@ class Lakehouse:
 
     # -- reading --------------------------------------------------------------------
 
-    def latest_version(self) -> int:
-        return self.engine.roots.latest_version()
+    def latest_version(self, *, fresh: bool = False) -> int:
+        """The latest version: from memory within the freshness bound (unless `fresh`),
+        else from storage."""
+        if not fresh:
+            remembered = self._latest.remembered(self.freshness)
+            if remembered is not None:
+                return remembered
+        return self._latest.checked(self.engine.roots.latest_version())
+
+    def _saw(self, version: int) -> None:
+        self._latest.saw(version)
 
     def lakehouse_def(self, version: int | None = None) -> LakehouseDef:
-        return self.engine.snapshot(version).lakehouse_def
+        return self.engine.snapshot(
+            self.latest_version() if version is None else version
+        ).lakehouse_def
 
     def at(
         self,
@@ -147,6 +181,8 @@ class Lakehouse:
             return self._at_export(export, version, timestamp)
         if timestamp is not None:
             version = self.version_at(timestamp)
+        if version is None:
+            version = self.latest_version()
         return CatalogSnapshot(self.engine.snapshot(version), self.storage)
 
     def snapshot(self) -> CatalogSnapshot:
@@ -158,7 +194,10 @@ class Lakehouse:
     ) -> CatalogTransaction:
         """A transaction at the latest version (or at `version`); a context manager."""
         level = None if isolation is None else _isolation_level(isolation)
-        return CatalogTransaction(Transaction(self.engine, self.engine.snapshot(version), level))
+        if version is None:
+            version = self.latest_version()
+        txn = Transaction(self.engine, self.engine.snapshot(version), level)
+        return CatalogTransaction(txn, on_commit=self._saw)
 
     @contextlib.contextmanager
     def _one(self) -> Iterator[CatalogTransaction]:

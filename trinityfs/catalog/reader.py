@@ -6,8 +6,9 @@ Everything here works through three primitives of the underlying view (`get`,
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any, Protocol
+import heapq
+from collections.abc import Callable, Iterator
+from typing import Protocol, TypeVar
 
 from google.protobuf.message import Message
 
@@ -24,6 +25,25 @@ DEFINITION_TYPES: dict[str, type[Message]] = {
     "view": ViewDef,
 }
 PAGE_SIZE = 1000
+T = TypeVar("T")
+
+
+def paged(
+    fetch: Callable[[T | None, int], list[T]],
+    start_after: T | None = None,
+    page_size: int = PAGE_SIZE,
+) -> Iterator[T]:
+    """Every item of a listing read a page at a time: `fetch(after, limit)` returns up to
+    `limit` items after `after` in order; the last item of a page is the next `after`."""
+    if page_size < 1:
+        raise ValueError(f"page_size must be >= 1, not {page_size}")
+    after = start_after
+    while True:
+        page = fetch(after, page_size)
+        yield from page
+        if len(page) < page_size:
+            return
+        after = page[-1]
 
 
 class KeyValueView(Protocol):
@@ -39,7 +59,7 @@ class KeyValueView(Protocol):
 class CatalogReader:
     """Namespaces, tables and views of one view of the tree."""
 
-    def __init__(self, view: Any, read_file: Any, version: int):
+    def __init__(self, view: KeyValueView, read_file: Callable[[str], bytes], version: int):
         self._view = view
         self._read_file = read_file
         self.version = version
@@ -137,37 +157,55 @@ class CatalogReader:
     def list_views(self, namespace: str, start_after: str | None = None, limit: int | None = None):
         return self.list_names("view", namespace, start_after, limit)
 
-    def iter_names(self, kind: Kind, namespace: str) -> Iterator[str]:
-        """Every name of `kind` in a namespace, fetched a page at a time."""
-        after = None
-        while True:
-            page = self.list_names(kind, namespace, after, PAGE_SIZE)
-            yield from page
-            if len(page) < PAGE_SIZE:
-                return
-            after = page[-1]
+    def iter_names(
+        self,
+        kind: Kind,
+        namespace: str,
+        start_after: str | None = None,
+        page_size: int = PAGE_SIZE,
+    ) -> Iterator[str]:
+        """Every name of `kind` in a namespace after `start_after`, a page at a time."""
+        return paged(
+            lambda after, limit: self.list_names(kind, namespace, after, limit),
+            start_after,
+            page_size,
+        )
+
+    def iter_namespaces(
+        self, start_after: str | None = None, page_size: int = PAGE_SIZE
+    ) -> Iterator[str]:
+        """Every namespace name after `start_after`, in order, a page at a time."""
+        return paged(self.list_namespaces, start_after, page_size)
+
+    def iter_objects(
+        self, namespace: str, start_after: str | None = None, page_size: int = PAGE_SIZE
+    ) -> Iterator[ObjectRef]:
+        """Tables and views of a namespace after `start_after`, ordered by name, read a
+        page at a time (memory bounded by the page size, not the namespace size)."""
+
+        def refs(kind: Kind) -> Iterator[ObjectRef]:
+            for name in self.iter_names(kind, namespace, start_after, page_size):
+                yield ObjectRef(namespace, name, kind)
+
+        streams = [refs(kind) for kind in OBJECT_KINDS]
+        return heapq.merge(*streams, key=lambda r: r.name or "")
 
     def list_objects(self, namespace: str) -> list[ObjectRef]:
         """Tables and views of a namespace, ordered by name."""
-        refs = [
-            ObjectRef(namespace, name, kind)
-            for kind in OBJECT_KINDS
-            for name in self.iter_names(kind, namespace)
-        ]
-        return sorted(refs, key=lambda r: r.name)
+        return list(self.iter_objects(namespace))
 
     def iter_all(self) -> Iterator[tuple[ObjectRef, str]]:
         """Every namespace, table and view with its definition location, in key order."""
         for kind in ("namespace", *OBJECT_KINDS):
-            after = None
-            while True:
-                page = self._view.scan_prefix(self.keys.kind_prefix(kind), after, PAGE_SIZE)
-                for key, location in page:
-                    ok = self.keys.decode(key)
-                    yield ObjectRef(ok.namespace, ok.name, ok.kind), location
-                if len(page) < PAGE_SIZE:
-                    break
-                after = page[-1][0]
+            prefix = self.keys.kind_prefix(kind)
+            pages = paged(
+                lambda after, limit, prefix=prefix: self._view.scan_prefix(
+                    prefix, None if after is None else after[0], limit
+                )
+            )
+            for key, location in pages:
+                ok = self.keys.decode(key)
+                yield ObjectRef(ok.namespace, ok.name, ok.kind), location
 
     def read_definition(self, ref: ObjectRef, location: str) -> Message:
         return decode_definition(self._read_file(location), DEFINITION_TYPES[ref.kind], location)

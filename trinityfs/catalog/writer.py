@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from google.protobuf.message import Message
 
 from trinityfs.catalog.model import OBJECT_KINDS, Kind
+from trinityfs.catalog.names import check_new_name
 from trinityfs.catalog.reader import DEFINITION_TYPES, CatalogReader
 from trinityfs.errors import (
     AlreadyExistsError,
     InvalidArgumentError,
+    InvalidNameError,
     NamespaceNotEmptyError,
+    ObjectChangedError,
     ObjectNotFoundError,
 )
 from trinityfs.format.definitions import definition_from_json_dict, encode_definition
@@ -22,6 +27,18 @@ from trinityfs.txn.commute import PropertyUpdate
 from trinityfs.txn.transaction import Transaction
 
 Definition = Message | dict[str, Any] | None
+PutMode = Literal["upsert", "create", "replace"]
+
+
+@dataclass(frozen=True)
+class PutResult:
+    """What `put` did: "created", "replaced" or "unchanged" (nothing written), and the
+    kind the object had before (None if it did not exist)."""
+
+    action: Literal["created", "replaced", "unchanged"]
+    kind: Kind
+    previous_kind: Kind | None
+    version: int | None = None  # the committed version (set by Lakehouse.put_object)
 
 
 def as_definition(kind: Kind, definition: Definition) -> Message:
@@ -46,9 +63,10 @@ class CatalogTransaction(CatalogReader):
     Use as a context manager: leaving the block commits, an exception aborts.
     """
 
-    def __init__(self, txn: Transaction):
+    def __init__(self, txn: Transaction, on_commit: Callable[[int], None] | None = None):
         super().__init__(txn, txn.read_file, txn.base_version)
         self.txn = txn
+        self._on_commit = on_commit
 
     def __enter__(self) -> CatalogTransaction:
         return self
@@ -61,7 +79,10 @@ class CatalogTransaction(CatalogReader):
 
     def commit(self) -> int:
         """Commit; returns the new version (the base version when nothing changed)."""
-        return self.txn.commit()
+        version = self.txn.commit()
+        if self._on_commit is not None:
+            self._on_commit(version)
+        return version
 
     def abort(self) -> None:
         self.txn.abort()
@@ -91,6 +112,19 @@ class CatalogTransaction(CatalogReader):
             if other != kind:
                 self.txn.require_unchanged(self.keys.object_key(other, namespace, name))
 
+    def _check_new_name(self, kind: Kind, namespace: str, name: str | None) -> None:
+        """The creation policy of trinityfs.catalog.names (reserved and non-NFC names)."""
+
+        def exists(other: str) -> bool:
+            try:
+                if name is None:
+                    return self.namespace_exists(other)
+                return self.object_kind(namespace, other) is not None
+            except InvalidNameError:  # the other spelling is too long to exist
+                return False
+
+        check_new_name(kind, namespace if name is None else name, exists)
+
     def _require_namespace(self, namespace: str) -> str:
         self._namespace_location(namespace)
         key = self.keys.namespace_key(namespace)
@@ -107,6 +141,7 @@ class CatalogTransaction(CatalogReader):
             if exist_ok:
                 return
             raise AlreadyExistsError(f"namespace {namespace!r} already exists")
+        self._check_new_name("namespace", namespace, None)
         msg = NamespaceDef(properties=properties or {})
         self._store("namespace", key, namespace, None, msg)
 
@@ -165,6 +200,7 @@ class CatalogTransaction(CatalogReader):
         self._valid(kind, name)
         self._require_namespace(namespace)
         self._claim_name(kind, namespace, name)
+        self._check_new_name(kind, namespace, name)
         msg = as_definition(kind, definition)
         self._store(kind, self.keys.object_key(kind, namespace, name), namespace, name, msg)
 
@@ -191,9 +227,122 @@ class CatalogTransaction(CatalogReader):
         self._valid(kind, new_name)
         self._require_namespace(new_namespace)
         self._claim_name(kind, new_namespace, new_name)
+        if new_name != name:  # a name kept (a namespace moving) is not a new name
+            self._check_new_name(kind, new_namespace, new_name)
         self.txn.delete(self.keys.object_key(kind, namespace, name))
         key = self.keys.object_key(kind, new_namespace, new_name)
         self._store(kind, key, new_namespace, new_name, msg)
+
+    def put(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        definition: Definition,
+        *,
+        base_version: int | None = None,
+        mode: PutMode = "upsert",
+        create_namespace: bool = False,
+    ) -> PutResult:
+        """Create or replace the table or view `namespace.name` with `definition` (upsert).
+
+        - `base_version`: the version the caller read the object at; ObjectChangedError
+          (a CommitConflictError) if the object, of either kind, is not what it was then
+          (replaced, dropped, created). Commit-time conflict detection covers commits
+          racing this one, as for every write.
+        - `mode`: "create" refuses an existing object (AlreadyExistsError), "replace" a
+          missing one (ObjectNotFoundError), "upsert" takes both.
+        - A definition without an id keeps the current object's id; one equal to the
+          current definition writes nothing ("unchanged"). Writing another kind over an
+          object replaces it by a new object (a table becomes a view with a new id).
+        - `create_namespace`: create a missing namespace first (else NamespaceNotFoundError).
+        """
+        if kind not in OBJECT_KINDS:
+            raise InvalidArgumentError(f"put writes a table or a view, not a {kind!r}")
+        if mode not in ("upsert", "create", "replace"):
+            raise InvalidArgumentError(f"unknown put mode {mode!r}: upsert, create or replace")
+        msg = as_definition(kind, definition)
+        if base_version is not None:
+            self._check_base(namespace, name, base_version)
+        existing = self.object_kind(namespace, name)
+        if existing is not None and mode == "create":
+            raise AlreadyExistsError(f"{existing} {namespace}.{name} already exists")
+        if existing is None:
+            if mode == "replace":
+                self._namespace_location(namespace)
+                raise ObjectNotFoundError(
+                    f"no table or view {namespace}.{name} to replace at version {self.version}"
+                )
+            if create_namespace and not self.namespace_exists(namespace):
+                self.create_namespace(namespace)
+            self.create(kind, namespace, name, msg)
+            return PutResult("created", kind, None)
+        if existing == kind:
+            old = self.describe(kind, namespace, name)
+            if not msg.id:
+                msg.id = old.id
+            if msg == old:
+                self.txn.require_unchanged(self.keys.object_key(kind, namespace, name))
+                return PutResult("unchanged", kind, kind)
+            self.replace(kind, namespace, name, msg)
+            return PutResult("replaced", kind, kind)
+        self.drop(existing, namespace, name)
+        self.create(kind, namespace, name, msg)
+        return PutResult("replaced", kind, existing)
+
+    def _check_base(self, namespace: str, name: str, base_version: int) -> None:
+        """ObjectChangedError unless `namespace.name` is as it was at `base_version`."""
+        base = self.txn.engine.snapshot(base_version)
+        for kind in OBJECT_KINDS:
+            key = self.keys.object_key(kind, namespace, name)
+            then, now = base.get(key), self._view.get(key)
+            if then != now:
+                state = "created" if then is None else ("dropped" if now is None else "replaced")
+                raise ObjectChangedError(
+                    key,
+                    self.version,
+                    f"{kind} {namespace}.{name} was {state} after version {base_version} "
+                    f"(as of version {self.version}); read it again and retry",
+                    base_version,
+                )
+
+    def move_namespace(
+        self, namespace: str, new_namespace: str, *, merge: bool = False, replace: bool = False
+    ) -> None:
+        """Rename a namespace with everything in it, keeping ids and properties.
+
+        The new namespace gets the old one's definition (id and properties), and each
+        table and view is renamed into it (keeping its id and definition); the old
+        namespace is dropped. If `new_namespace` exists: AlreadyExistsError, or with
+        `merge` the objects move into it and it keeps its own id and properties. An
+        object name taken in the target: AlreadyExistsError, or with `replace` the
+        target's object is dropped first (like `mv` over a file).
+        """
+        old = self.describe_namespace(namespace)
+        if new_namespace == namespace:
+            return
+        new_key = self.keys.namespace_key(new_namespace)  # validates the name
+        if self.namespace_exists(new_namespace):
+            if not merge:
+                raise AlreadyExistsError(f"namespace {new_namespace!r} already exists")
+            self.txn.require_exists(new_key)
+        else:
+            self._check_new_name("namespace", new_namespace, None)
+            msg = NamespaceDef()
+            msg.CopyFrom(old)
+            self._store("namespace", new_key, new_namespace, None, msg)
+        for kind in OBJECT_KINDS:
+            for name in list(self.iter_names(kind, namespace)):
+                taken = self.object_kind(new_namespace, name)
+                if taken is not None:
+                    if not replace:
+                        raise AlreadyExistsError(
+                            f"{taken} {new_namespace}.{name} already exists (moving "
+                            f"namespace {namespace!r} into {new_namespace!r})"
+                        )
+                    self.drop(taken, new_namespace, name)
+                self.rename(kind, namespace, name, new_namespace, name)
+        self.drop_namespace(namespace)
 
     def create_table(self, namespace: str, name: str, definition: Definition = None) -> None:
         self.create("table", namespace, name, definition)
