@@ -25,11 +25,14 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trinityfs.catalog.freshness import Freshness
 from trinityfs.catalog.selector import parse_selector
 from trinityfs.errors import InvalidArgumentError
+
+if TYPE_CHECKING:
+    from trinityfs.catalog.lakehouse import Lakehouse
 
 PROTOCOL = "trinity"
 DEFAULT_ROOT = "lakehouse"
@@ -53,7 +56,7 @@ class LakehouseConfig:
     def freshness(self) -> Freshness:
         return Freshness(self.max_staleness_seconds)
 
-    def open(self, *, create: bool = False) -> Any:
+    def open(self, *, create: bool = False) -> Lakehouse:
         """The Lakehouse this configuration names (created first when `create`)."""
         from trinityfs.catalog.lakehouse import Lakehouse
 

@@ -11,11 +11,14 @@ on the left: (after, until].
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from trinityfs.catalog.model import ObjectRef
 from trinityfs.catalog.reader import PAGE_SIZE, CatalogReader
 from trinityfs.format.keys import ObjectKey
+
+if TYPE_CHECKING:
+    from trinityfs.catalog.lakehouse import CatalogSnapshot
 
 _KINDS = ("namespace", "table", "view")
 
@@ -34,7 +37,7 @@ def _ref(reader: CatalogReader, key: str) -> ObjectRef | None:
     return ObjectRef(ok.namespace, ok.name, ok.kind)
 
 
-def split_points(snapshot: Any, max_splits: int) -> list[ObjectRef]:
+def split_points(snapshot: CatalogSnapshot, max_splits: int) -> list[ObjectRef]:
     """At most `max_splits - 1` object refs, ascending, that cut `snapshot`'s objects into
     ranges of similar size. `snapshot` is a `CatalogSnapshot` (Lakehouse.at())."""
     if max_splits <= 1:
