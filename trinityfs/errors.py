@@ -146,14 +146,6 @@ class ObjectChangedError(CommitConflictError):
         self.base_version = base_version
 
 
-class OutsideWarehouseError(TrinityError):
-    """A table or metadata location lies outside the lakehouse's warehouse (and allow-list)."""
-
-    def __init__(self, location: str, message: str):
-        super().__init__(message)
-        self.location = location
-
-
 class ContentError(InvalidArgumentError):
     """Bytes written as a definition file are not one; the message says why."""
 

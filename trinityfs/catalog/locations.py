@@ -140,6 +140,13 @@ class LocationPolicy:
         return location
 
 
+def is_inside_warehouse(
+    location: str, warehouse: str, allowed: str | Iterable[str] | None = None
+) -> bool:
+    """Whether `location` lies inside `warehouse` or one of the `allowed` prefixes."""
+    return LocationPolicy([warehouse, *parse_allow_list(allowed)]).allows(location)
+
+
 __all__ = [
     "ALLOWED_LOCATIONS",
     "ANY_LOCATION",
@@ -148,5 +155,6 @@ __all__ = [
     "LocationPolicy",
     "canonical",
     "default_warehouse",
+    "is_inside_warehouse",
     "parse_allow_list",
 ]

@@ -9,14 +9,14 @@ once here; fs, FUSE, CLI, Iceberg, Spark and REST call these instead of re-deriv
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from trinityfs.catalog.confine import Confinement
 from trinityfs.catalog.content import RenderCache
 from trinityfs.catalog.history import History
+from trinityfs.catalog.locations import LocationPolicy, default_warehouse
 from trinityfs.catalog.model import Kind, ObjectRef, VersionInfo
 from trinityfs.catalog.selector import (
     LATEST,
@@ -35,8 +35,6 @@ if TYPE_CHECKING:
     from trinityfs.lifecycle import ExportInfo
     from trinityfs.storage import Storage
     from trinityfs.txn.engine import Engine
-
-DEFAULT_WAREHOUSE_DIR = "/warehouse"
 
 
 @dataclass(frozen=True)
@@ -236,18 +234,14 @@ class FrontEndPrimitives:
     # -- confinement ------------------------------------------------------------------
 
     def default_warehouse(self) -> str:
-        return self.storage.url.rstrip("/") + DEFAULT_WAREHOUSE_DIR
+        return default_warehouse(self.storage.url)
 
     def confinement(
-        self, warehouse: str | None = None, allowed: tuple[str, ...] = ()
-    ) -> Confinement:
-        """The confinement of table files: inside `warehouse` (default <root>/warehouse)
-        or an `allowed` prefix; never the lakehouse root itself."""
-        return Confinement(
-            warehouse or self.default_warehouse(), allowed, lakehouse_root=self.storage.url
-        )
+        self, warehouse: str | None = None, allowed: str | tuple[str, ...] | None = None
+    ) -> LocationPolicy:
+        """Where table files may live (`trinityfs.catalog.locations`): `warehouse`
+        (default <root>/warehouse) plus the `allowed` prefixes."""
+        return LocationPolicy.for_lakehouse(self.storage.url, warehouse, allowed)
 
 
-VersionCallback = Callable[[int], None]
-
-__all__ = ["DEFAULT_WAREHOUSE_DIR", "FrontEndPrimitives", "SelectorEntry"]
+__all__ = ["FrontEndPrimitives", "SelectorEntry"]
