@@ -115,6 +115,10 @@ class StorageError(TrinityError):
     """The storage failed in a way that is not one of the cases above."""
 
 
+class SymlinkInRootError(StorageError):
+    """A path inside the lakehouse root is a symbolic link; trinityfs never follows one."""
+
+
 class AmbiguousWriteError(StorageError):
     """A write may or may not have landed (timeout, 5xx, racing 409): read back to settle."""
 

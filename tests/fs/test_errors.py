@@ -31,7 +31,7 @@ from trinityfs.fs.errors import (
         (e.InvalidArgumentError("x"), InvalidRequest, errno.EINVAL),
         (e.NamespaceNotEmptyError("x"), OSError, errno.ENOTEMPTY),
         (e.CommitConflictError("k", 3), CommitConflict, errno.EBUSY),
-        (e.CommitRetriesExhaustedError("x"), CommitConflict, errno.EBUSY),
+        (e.CommitRetriesExhaustedError("x"), BlockingIOError, errno.EAGAIN),
         (e.TransactionExpiredError("x"), TimeoutError, errno.ETIMEDOUT),
         (e.CorruptFileError("a", "bad"), OSError, errno.EIO),
         (e.UnsupportedFormatVersionError("x"), OSError, errno.ENOTSUP),

@@ -65,6 +65,7 @@ class Workload:
     scan_fraction: float = 0.3
     max_transactions_factor: int = 8  # give up after commits * this many transactions
     think_seconds: float = 0.0  # pause between transactions, up to this (less wasted races)
+    duration_seconds: float = 0.0  # > 0: each worker stops starting transactions after this
 
 
 def own_ns(proc: int) -> str:
@@ -135,8 +136,9 @@ def worker(
         def record(**fields: Any) -> None:
             log.write(json.dumps(fields) + "\n")
 
+        deadline = time.monotonic() + w.duration_seconds if w.duration_seconds else None
         for i in range(commits * w.max_transactions_factor):
-            if acked >= commits:
+            if acked >= commits or (deadline is not None and time.monotonic() > deadline):
                 break
             op_id = f"p{proc}-{i}"
             if w.think_seconds:

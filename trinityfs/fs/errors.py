@@ -12,7 +12,8 @@ uses `to_os_error` / `translate`, so a given failure always gets the same errno:
 | InvalidNameError, InvalidArgumentError    | InvalidRequest (a ValueError)     | EINVAL    |
 |   ... an invalid name while only looking  | FileNotFoundError                 | ENOENT    |
 | NamespaceNotEmptyError                    | OSError                           | ENOTEMPTY |
-| CommitConflictError, CommitRetriesExhaustedError | CommitConflict (an OSError) | EBUSY    |
+| CommitConflictError                       | CommitConflict (an OSError)       | EBUSY     |
+| CommitRetriesExhaustedError (busy, not a conflict) | BlockingIOError          | EAGAIN    |
 | TransactionClosedError                    | InvalidRequest (a ValueError)     | EINVAL    |
 | TransactionExpiredError                   | TimeoutError                      | ETIMEDOUT |
 | UnsupportedFormatVersionError, UnsupportedStorageError | OSError              | ENOTSUP   |
@@ -171,7 +172,7 @@ def to_os_error(
         text += f": changed by version {exc.version}; nothing was committed, retry"
         return CommitConflict(text, key=exc.key, object=what, path=where, version=exc.version)
     if isinstance(exc, CommitRetriesExhaustedError):
-        return CommitConflict(f"{message}; nothing was committed, retry")
+        return OSError(errno.EAGAIN, f"{message}; nothing was committed, retry")
     if isinstance(exc, TransactionExpiredError):
         return _os_error(TimeoutError, errno.ETIMEDOUT, message, path)
     if isinstance(exc, UnsupportedFormatVersionError | UnsupportedStorageError):

@@ -247,6 +247,9 @@ class Storage:
         """A Storage rooted at directory `prefix` (e.g. a full export), sharing the stats."""
         sub = Storage(self.url_of(prefix.rstrip("/")), self.storage_options, self.cache.max_bytes)
         sub.stats = self.stats
+        child = getattr(self.backend, "child", None)
+        if child is not None:  # local disk: stay confined below this root, links unfollowed
+            sub.backend = child(_validate(prefix.rstrip("/")))
         return sub
 
     @contextmanager

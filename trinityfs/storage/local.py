@@ -1,4 +1,16 @@
-"""Local-disk backend: atomic renames and hard links on a POSIX filesystem."""
+"""Local-disk backend: atomic renames and hard links on a POSIX filesystem.
+
+Symbolic links inside the root are never followed. Every operation walks the
+directories of its location from the root one component at a time with
+``openat(O_DIRECTORY | O_NOFOLLOW)`` and acts on the last component relative to the
+directory it opened (``O_NOFOLLOW`` for files, ``unlinkat``, ``linkat``, ``renameat``,
+``fstatat`` without following), so a link planted anywhere below the root (a hash
+prefix directory ``0101`` pointing elsewhere, ``_exports/e1 -> /another/lakehouse``, a
+node file pointing at ``/etc/passwd``) is an error naming it (SymlinkInRootError),
+never a way out of the root. The root itself may be a link (the user chose it).
+Listings skip links (they are not ours, so expiration never sees them); listing a
+directory that is itself a link is a SymlinkInRootError.
+"""
 
 from __future__ import annotations
 
@@ -10,16 +22,18 @@ import threading
 import uuid
 from collections.abc import Iterator, Sequence
 
-from trinityfs.errors import UnsupportedStorageError
+from trinityfs.errors import SymlinkInRootError, UnsupportedStorageError
 
 from .base import TEMP_PREFIX, Backend, FileEntry
 
 # os.link failing with these means the filesystem has no hard links.
 _NO_LINK_ERRNOS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.ENOSYS}
 
-
 # Above this many files a batch is made durable by one sync() instead of an fsync each.
 SYNC_EACH_MAX_FILES = 64
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
 
 
 class LocalBackend(Backend):
@@ -28,50 +42,80 @@ class LocalBackend(Backend):
     Every write goes to a temporary file in the target directory, is fsynced, then
     renamed (overwrite) or hard-linked (create-if-absent) into place, so a reader never
     sees a partial file. `fsync=False` skips the fsyncs (faster, not crash-safe).
+    `base` is a directory below `root` this backend is confined to (a full export): its
+    components are walked without following links like every other.
     """
 
     write_parallelism = 1  # threads only contend for the GIL and directory locks here
 
-    def __init__(self, root: str, *, fsync: bool = True) -> None:
+    def __init__(self, root: str, *, fsync: bool = True, base: tuple[str, ...] = ()) -> None:
         self.root = os.path.abspath(root)
+        self.base = base
         self.fsync = fsync
         self._lock = threading.Lock()
-        self._unsynced_dirs: set[str] = set()  # parents of directories made unsynced
+        self._unsynced_dirs: set[tuple[str, ...]] = set()  # parents of new directories
+
+    def child(self, prefix: str) -> LocalBackend:
+        """The backend of directory `prefix` below this one (still never following links)."""
+        return LocalBackend(
+            self.root, fsync=self.fsync, base=self.base + tuple(prefix.strip("/").split("/"))
+        )
+
+    def _parts(self, loc: str) -> tuple[tuple[str, ...], str]:
+        parts = self.base + tuple(loc.split("/")) if loc else self.base
+        return parts[:-1], parts[-1]
 
     def _path(self, loc: str) -> str:
-        return os.path.join(self.root, *loc.split("/"))
+        """The plain path (for messages and test tools; operations never use it)."""
+        return os.path.join(self.root, *self.base, *loc.split("/"))
 
-    def read(self, loc: str) -> bytes:
-        try:
-            with open(self._path(loc), "rb") as f:
-                return f.read()
-        except NotADirectoryError as e:
-            raise FileNotFoundError(str(e)) from e
+    # -- walking directories without following links ----------------------------------
 
-    def write(self, loc: str, data: bytes, durable: bool = True) -> None:
-        path = self._path(loc)
-        tmp = self._write_temp(os.path.dirname(path), data, durable)
+    def _open_dir(
+        self, dirs: tuple[str, ...], *, create: bool = False, durable: bool = True
+    ) -> int:
+        """A descriptor of root/dirs, every component opened with O_NOFOLLOW.
+
+        FileNotFoundError when a component is missing (unless `create`: then it is
+        made, its entry durable now, or at the next `sync` when not `durable`),
+        SymlinkInRootError when one is a symbolic link (or not a directory).
+        """
         try:
-            os.replace(tmp, path)
+            fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+        except FileNotFoundError:
+            if not create:
+                raise
+            self._make_root()
+            fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+        try:
+            for i, name in enumerate(dirs):
+                try:
+                    nxt = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                except FileNotFoundError:
+                    if not create:
+                        raise
+                    try:
+                        os.mkdir(name, dir_fd=fd)
+                    except FileExistsError:
+                        pass
+                    else:
+                        self._made_dir(fd, dirs[:i], durable)
+                    nxt = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                except OSError as e:
+                    if e.errno in (errno.ELOOP, errno.ENOTDIR) and self._is_link(dirs[: i + 1]):
+                        raise self._link_error(dirs[: i + 1]) from e
+                    raise
+                os.close(fd)
+                fd = nxt
         except BaseException:
-            _unlink_quietly(tmp)
+            os.close(fd)
             raise
-        if durable:
-            self._fsync_dir(os.path.dirname(path))
+        return fd
 
-    def write_new_unsynced(self, loc: str, data: bytes) -> None:
-        # A new unique name is referenced by no root until the batch is synced and the
-        # commit's root created, so it may be written in place and synced once for all.
-        path = self._path(loc)
-        directory = os.path.dirname(path)
-        if not os.path.isdir(directory):
-            self._make_dirs_unsynced(directory)
-        with open(path, "wb") as f:
-            f.write(data)
-
-    def _make_dirs_unsynced(self, directory: str) -> None:
-        """Create missing directories; their entries become durable at the next sync."""
+    def _make_root(self) -> None:
+        """Create the root directory (outside the lakehouse: links there are the user's)."""
         missing = []
+        directory = self.root
         while not os.path.isdir(directory):
             missing.append(directory)
             directory = os.path.dirname(directory)
@@ -80,8 +124,91 @@ class LocalBackend(Backend):
                 os.mkdir(new)
             except FileExistsError:
                 continue
+            if self.fsync:
+                parent = os.open(os.path.dirname(new), os.O_RDONLY | os.O_DIRECTORY)
+                try:
+                    os.fsync(parent)
+                finally:
+                    os.close(parent)
+
+    def _made_dir(self, parent_fd: int, parent: tuple[str, ...], durable: bool) -> None:
+        """A new directory entry in `parent`: make it durable now or at the next sync."""
+        if not self.fsync:
+            return
+        if durable:
+            os.fsync(parent_fd)
+        else:
             with self._lock:
-                self._unsynced_dirs.add(os.path.dirname(new))
+                self._unsynced_dirs.add(parent)
+
+    def _is_link(self, parts: tuple[str, ...]) -> bool:
+        try:
+            return stat.S_ISLNK(os.lstat(os.path.join(self.root, *parts)).st_mode)
+        except OSError:
+            return False
+
+    def _link_error(self, parts: tuple[str, ...]) -> SymlinkInRootError:
+        return SymlinkInRootError(
+            f"{'/'.join(parts)} under {self.root} is a symbolic link: trinityfs never follows "
+            "links inside a lakehouse root (remove it, or point the lakehouse at the real "
+            "directory)"
+        )
+
+    @contextlib.contextmanager
+    def _dir(self, loc: str, *, create: bool = False) -> Iterator[tuple[int, str]]:
+        dirs, name = self._parts(loc)
+        fd = self._open_dir(dirs, create=create)
+        try:
+            yield fd, name
+        finally:
+            os.close(fd)
+
+    def _open_file(self, loc: str, flags: int) -> int:
+        with self._dir(loc) as (fd, name):
+            try:
+                return os.open(name, flags | os.O_NOFOLLOW | _CLOEXEC, dir_fd=fd)
+            except OSError as e:
+                if e.errno == errno.ELOOP:
+                    raise self._link_error((*self._parts(loc)[0], name)) from e
+                raise
+
+    # -- the Backend interface --------------------------------------------------------
+
+    def read(self, loc: str) -> bytes:
+        try:
+            fd = self._open_file(loc, os.O_RDONLY)
+        except NotADirectoryError as e:
+            raise FileNotFoundError(str(e)) from e
+        with open(fd, "rb", closefd=True) as f:
+            return f.read()
+
+    def write(self, loc: str, data: bytes, durable: bool = True) -> None:
+        with self._dir(loc, create=True) as (fd, name):
+            tmp = self._write_temp(fd, data, durable)
+            try:
+                os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+            except BaseException:
+                _unlink_quietly(fd, tmp)
+                raise
+            if durable and self.fsync:
+                os.fsync(fd)
+
+    def write_new_unsynced(self, loc: str, data: bytes) -> None:
+        # A new unique name is referenced by no root until the batch is synced and the
+        # commit's root created, so it may be written in place and synced once for all.
+        dirs, name = self._parts(loc)
+        fd = self._open_dir(dirs, create=True, durable=False)
+        try:
+            out = os.open(
+                name,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC,
+                0o666,
+                dir_fd=fd,
+            )
+            with open(out, "wb", closefd=True) as f:
+                f.write(data)
+        finally:
+            os.close(fd)
 
     def sync(self, locs: Sequence[str]) -> None:
         if not self.fsync:
@@ -91,10 +218,15 @@ class LocalBackend(Backend):
         if len(locs) + len(new_dirs) > SYNC_EACH_MAX_FILES:
             os.sync()  # one flush of file data and directory entries for a whole batch
         else:
-            for directory in new_dirs | {os.path.dirname(self._path(loc)) for loc in locs}:
-                self._fsync_dir(directory)
+            parents = new_dirs | {self._parts(loc)[0] for loc in locs}
+            for dirs in parents:
+                fd = self._open_dir(dirs)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
             for loc in locs:
-                fd = os.open(self._path(loc), os.O_RDONLY)
+                fd = self._open_file(loc, os.O_RDONLY)
                 try:
                     os.fsync(fd)
                 finally:
@@ -103,72 +235,95 @@ class LocalBackend(Backend):
             self._unsynced_dirs -= new_dirs
 
     def create_if_absent(self, loc: str, data: bytes) -> bool:
-        path = self._path(loc)
-        directory = os.path.dirname(path)
-        tmp = self._write_temp(directory, data)
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            return False
-        except OSError as e:
-            if e.errno in _NO_LINK_ERRNOS:
-                raise UnsupportedStorageError(
-                    f"cannot create {loc!r} atomically: the filesystem under {self.root} "
-                    f"does not support hard links ({e.strerror})"
-                ) from e
-            raise
-        finally:
-            _unlink_quietly(tmp)
-        self._fsync_dir(directory)
-        return True
+        with self._dir(loc, create=True) as (fd, name):
+            tmp = self._write_temp(fd, data)
+            try:
+                os.link(tmp, name, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
+            except FileExistsError:
+                return False
+            except OSError as e:
+                if e.errno in _NO_LINK_ERRNOS:
+                    raise UnsupportedStorageError(
+                        f"cannot create {loc!r} atomically: the filesystem under {self.root} "
+                        f"does not support hard links ({e.strerror})"
+                    ) from e
+                raise
+            finally:
+                _unlink_quietly(fd, tmp)
+            if self.fsync:
+                os.fsync(fd)
+            return True
+
+    def _stat(self, loc: str) -> os.stat_result:
+        with self._dir(loc) as (fd, name):
+            return os.stat(name, dir_fd=fd, follow_symlinks=False)
 
     def exists(self, loc: str) -> bool:
         try:
-            st = os.stat(self._path(loc))
+            st = self._stat(loc)
         except (FileNotFoundError, NotADirectoryError):
             return False
         return stat.S_ISREG(st.st_mode)
 
     def size(self, loc: str) -> int:
         try:
-            st = os.stat(self._path(loc))
+            st = self._stat(loc)
         except NotADirectoryError as e:
             raise FileNotFoundError(str(e)) from e
+        if stat.S_ISLNK(st.st_mode):
+            dirs, name = self._parts(loc)
+            raise self._link_error((*dirs, name))
         if not stat.S_ISREG(st.st_mode):
             raise FileNotFoundError(f"not a file: {loc}")
         return st.st_size
 
     def delete(self, loc: str) -> None:
-        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-            os.unlink(self._path(loc))
+        try:
+            with self._dir(loc) as (fd, name):
+                os.unlink(name, dir_fd=fd)  # a link is removed itself, never its target
+        except (FileNotFoundError, NotADirectoryError):
+            pass
 
     def list_pages(self, prefix: str) -> Iterator[list[FileEntry]]:
-        base = self._path(prefix) if prefix else self.root
         entries: list[FileEntry] = []
-        stack = [(base, prefix + "/" if prefix else "")]
+        dirs = tuple(prefix.split("/")) if prefix else ()
+        stack = [(self.base + dirs, prefix + "/" if prefix else "")]
+        top = True
         while stack:
-            directory, rel = stack.pop()
+            parts, rel = stack.pop()
             try:
-                it = os.scandir(directory)
+                fd = self._open_dir(parts)
             except (FileNotFoundError, NotADirectoryError):
                 continue
-            with it:
-                for entry in it:
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            stack.append((entry.path, rel + entry.name + "/"))
-                        elif entry.is_file():
-                            st = entry.stat()
-                            entries.append(FileEntry(rel + entry.name, st.st_size, st.st_mtime))
-                    except FileNotFoundError:
-                        continue  # removed while listing
+            except SymlinkInRootError:
+                if top:
+                    raise  # the directory asked for is a link: say so, list nothing
+                continue  # never reached: links below are skipped by scandir
+            top = False
+            try:
+                with os.scandir(fd) as it:
+                    for entry in it:
+                        try:
+                            if entry.is_dir(follow_symlinks=False):
+                                stack.append(((*parts, entry.name), rel + entry.name + "/"))
+                            elif entry.is_file(follow_symlinks=False):
+                                st = entry.stat(follow_symlinks=False)
+                                entries.append(FileEntry(rel + entry.name, st.st_size, st.st_mtime))
+                        except FileNotFoundError:
+                            continue  # removed while listing
+            finally:
+                os.close(fd)
         yield entries
 
-    def _write_temp(self, directory: str, data: bytes, durable: bool = True) -> str:
-        """A fully written (and fsynced) temporary file in `directory`."""
-        self._ensure_dir(directory)
-        tmp = os.path.join(directory, TEMP_PREFIX + uuid.uuid4().hex)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    def _write_temp(self, dir_fd: int, data: bytes, durable: bool = True) -> str:
+        """A fully written (and fsynced) temporary file in the directory `dir_fd`."""
+        tmp = TEMP_PREFIX + uuid.uuid4().hex
+        fd = os.open(
+            tmp,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC,
+            0o666,
+            dir_fd=dir_fd,
+        )
         try:
             with open(fd, "wb", closefd=True) as f:
                 f.write(data)
@@ -176,33 +331,11 @@ class LocalBackend(Backend):
                 if self.fsync and durable:
                     os.fsync(f.fileno())
         except BaseException:
-            _unlink_quietly(tmp)
+            _unlink_quietly(dir_fd, tmp)
             raise
         return tmp
 
-    def _ensure_dir(self, directory: str) -> None:
-        """Create `directory` and missing parents, making each new entry durable."""
-        if os.path.isdir(directory):
-            return
-        parent = os.path.dirname(directory)
-        if parent != directory:
-            self._ensure_dir(parent)
-        try:
-            os.mkdir(directory)
-        except FileExistsError:
-            return
-        self._fsync_dir(parent)
 
-    def _fsync_dir(self, directory: str) -> None:
-        if not self.fsync:
-            return
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _unlink_quietly(path: str) -> None:
+def _unlink_quietly(dir_fd: int, name: str) -> None:
     with contextlib.suppress(OSError):
-        os.unlink(path)
+        os.unlink(name, dir_fd=dir_fd)

@@ -130,6 +130,10 @@ class Transaction:
                     "had been unknown)"
                 )
         if self.closed:
+            if self.committed_version is not None:
+                raise TransactionClosedError(
+                    f"the transaction was committed as version {self.committed_version}"
+                )
             raise TransactionClosedError("the transaction is already committed or aborted")
 
     def put(self, key: str, location: str, data: bytes, reapply: Reapply | None = None) -> None:
