@@ -53,8 +53,11 @@ def test_reclaim_deletes_only_files_no_kept_version_references(tmp_path: Path) -
     assert catalog.reclaim_files().unreferenced == []
 
     # expire every version but the latest: the purged table's files become unreferenced
+    from expire_clock import expiring_later  # past expiration's grace floor
+
     lake = Lakehouse.open(root)
-    lake.expire(max_age_millis=0, min_versions=1, grace_millis=0)
+    with expiring_later():
+        lake.expire(max_age_millis=0, min_versions=1, grace_millis=0)
     assert lake.oldest_version() == lake.latest_version()
     report = catalog.reclaim_files(dry_run=False, older_than_seconds=0)
     assert report.deleted == len(gone_files) + 1
