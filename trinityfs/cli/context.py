@@ -137,17 +137,9 @@ class Context:
 
 
 def resolve_version(lake: Lakehouse, text: str) -> int:
-    """The version a selector means: a number, 'latest', an export or an ISO-8601 time."""
-    from trinityfs.fs.paths import parse_ref
-
-    ref = parse_ref(str(text))
-    if ref.is_latest:
-        return lake.latest_version()
-    if ref.number is not None:
-        return ref.number
-    if ref.millis is not None:
-        return lake.version_at(ref.millis)
-    raise ValueError(f"{text!r} is not a version number, 'latest' or an ISO-8601 time")
+    """The version a selector means (a number, 'latest', an export, an ISO-8601 time), by
+    the catalog's one precedence (`Lakehouse.resolve`)."""
+    return lake.resolve(str(text)).version
 
 
 # -- exact names and patterns -------------------------------------------------------------
