@@ -22,14 +22,11 @@ from pyspark.sql import types as T
 
 from trinityfs import Lakehouse
 from trinityfs.catalog.ranges import scan_range, split_points
-from trinityfs.spark.source import (
-    CatalogScanReader,
-    FilePartition,
-    TableReader,
-    TableWriter,
-    TrinityLakeWriteConflict,
-)
+from trinityfs.spark.options import READ, WRITE, parse_options
+from trinityfs.spark.read import CatalogScanReader, FilePartition, TableReader
+from trinityfs.spark.source import CATALOG_SCHEMA
 from trinityfs.spark.types import conform, iceberg_schema_from_spark, to_spark_arrow_schema
+from trinityfs.spark.write import TableWriter, TrinityLakeWriteConflict
 
 LA = "America/Los_Angeles"
 SCHEMA = T.StructType(
@@ -89,8 +86,17 @@ def props(root: str) -> dict[str, str]:
     return {"root": root}
 
 
+def wplan(root: str, table: str, schema, overwrite: bool, **options: str) -> TableWriter:
+    opts = parse_options({"root": root, "path": f"ns.{table}", **options}, WRITE)
+    return TableWriter.plan(opts, schema, overwrite)
+
+
+def ropts(root: str, **options: str):
+    return parse_options({"root": root, "path": "ns.t", **options}, READ)
+
+
 def plan(root: str, overwrite: bool = False, table: str = "t") -> TableWriter:
-    writer = TableWriter.plan(props(root), ("ns", table), SCHEMA, overwrite, {"job": "test"})
+    writer = wplan(root, table, SCHEMA, overwrite, **{"snapshot-properties": '{"job": "test"}'})
     return pickle.loads(pickle.dumps(writer))  # as Spark ships it
 
 
@@ -150,7 +156,7 @@ def test_required_column_null_is_reported_by_name(lake_root):
         "ns.req", Schema(NestedField(1, "id", LongType(), required=True))
     )
     schema = T.StructType([T.StructField("id", T.LongType(), True)])
-    writer = TableWriter.plan(props(lake_root), ("ns", "req"), schema, False, {})
+    writer = wplan(lake_root, "req", schema, False)
     ok = pa.RecordBatch.from_pydict({"id": pa.array([1], pa.int64())})
     writer.commit([writer.write(iter([ok]))])  # nullable in Spark, no nulls: fine
     bad = pa.RecordBatch.from_pydict({"id": pa.array([None], pa.int64())})
@@ -163,10 +169,10 @@ def test_dataframe_shape_checked_before_writing(lake_root):
     plan(lake_root).commit([run_task(plan(lake_root), spark_batch([0]))])
     wider = T.StructType([*SCHEMA.fields, T.StructField("surprise", T.StringType())])
     with pytest.raises(ValueError, match=r"\['surprise'\] are not in table ns.t"):
-        TableWriter.plan(props(lake_root), ("ns", "t"), wider, False, {})
+        wplan(lake_root, "t", wider, False)
     # fewer columns: the others are null; odd Spark types map to Iceberg ones
     narrow = T.StructType([T.StructField("id", T.LongType(), False)])
-    w = TableWriter.plan(props(lake_root), ("ns", "t"), narrow, False, {})
+    w = wplan(lake_root, "t", narrow, False)
     w.commit([w.write(iter([pa.RecordBatch.from_pydict({"id": pa.array([5], pa.int64())})]))])
     got = catalog(lake_root).load_table("ns.t").scan(row_filter="id == 5").to_arrow()
     assert got["name"].to_pylist() == [None]
@@ -227,7 +233,7 @@ def test_overwrite_after_a_concurrent_append_fails_clearly(lake_root):
 
 
 def test_failed_task_and_aborted_job_leave_no_files(lake_root, monkeypatch):
-    import trinityfs.spark.source as source
+    import trinityfs.spark.write as source
 
     monkeypatch.setattr(source, "ABORT_MIN_SECONDS", 1.5)
     monkeypatch.setattr(source, "ABORT_QUIET_SECONDS", 0.5)
@@ -266,7 +272,7 @@ def test_table_reader_splits_by_file_and_reads_only_selected_columns(lake_root, 
     wanted = T.StructType(
         [T.StructField("id", T.LongType()), T.StructField("at", T.TimestampType())]
     )
-    reader = pickle.loads(pickle.dumps(TableReader(props(lake_root), ("ns", "t"), wanted)))
+    reader = pickle.loads(pickle.dumps(TableReader(ropts(lake_root), wanted)))
     parts = reader.partitions()
     assert len(parts) == 3 and all(isinstance(p, FilePartition) for p in parts)
 
@@ -286,7 +292,7 @@ def test_table_reader_splits_by_file_and_reads_only_selected_columns(lake_root, 
     assert sorted(i for b in batches for i in b["id"].to_pylist()) == [1, 2, 3, 4, 5, 6]
 
     # an old catalog version reads the table as it was
-    old = TableReader({**props(lake_root), "version": "2"}, ("ns", "t"), wanted)
+    old = TableReader(ropts(lake_root, version="2"), wanted)
     assert len(old.partitions()) == 1
 
 
@@ -324,7 +330,11 @@ def test_catalog_scan_ranges_cover_every_object_once(tmp_path):
     ]
     assert len(seen) == len(set(seen)) and set(seen) == expected
 
-    reader = pickle.loads(pickle.dumps(CatalogScanReader({"root": root}, 4)))
+    reader = pickle.loads(
+        pickle.dumps(
+            CatalogScanReader(parse_options({"root": root, "splits": "4"}, READ), CATALOG_SCHEMA)
+        )
+    )
     parts = reader.partitions()
     assert 1 < len(parts) <= 4
     rows = []
@@ -383,7 +393,7 @@ def test_existing_partitioned_table_is_written_per_partition(lake_root):
     )
     schema = T.StructType([T.StructField("id", T.LongType()), T.StructField("cat", T.StringType())])
     batch = pa.RecordBatch.from_pydict({"id": pa.array([1, 2, 3], pa.int64()), "cat": list("aba")})
-    w = TableWriter.plan(props(lake_root), ("ns", "p"), schema, False, {})
+    w = wplan(lake_root, "p", schema, False)
     message = run_task(w, batch)
     assert sorted(p.split("/data/")[1].split("/")[0] for p in message.paths) == ["cat=a", "cat=b"]
     w.commit([message])

@@ -33,20 +33,16 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pyiceberg.catalog import Catalog, MetastoreCatalog, PropertiesUpdateSummary
+from pyiceberg.catalog import Catalog, MetastoreCatalog
 from pyiceberg.exceptions import (
     CommitFailedException,
-    NamespaceAlreadyExistsError,
-    NamespaceNotEmptyError,
     NoSuchIcebergTableError,
     NoSuchNamespaceError,
     NoSuchTableError,
-    NoSuchViewError,
     TableAlreadyExistsError,
 )
-from pyiceberg.io import WAREHOUSE, FileIO
+from pyiceberg.io import WAREHOUSE
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionSpec
-from pyiceberg.serializers import FromInputFile
 from pyiceberg.table import CommitTableResponse, Table
 from pyiceberg.table.locations import load_location_provider
 from pyiceberg.table.metadata import TableMetadata, new_table_metadata
@@ -57,25 +53,23 @@ from trinityfs.catalog import CatalogTransaction, Lakehouse
 from trinityfs.errors import (
     AlreadyExistsError,
     CommitConflictError,
-    InvalidArgumentError,
     InvalidNameError,
     LakehouseNotFoundError,
-    LocationNotAllowedError,
     NamespaceNotFoundError,
     ObjectNotFoundError,
     ReadOnlyError,
-    StorageFileNotFoundError,
 )
-from trinityfs.errors import NamespaceNotEmptyError as TrinityNamespaceNotEmptyError
 from trinityfs.format.trinitylake_pb2 import TableDef
-from trinityfs.iceberg.io import confined_file_io, location_policy, resolve_io_properties
+from trinityfs.iceberg.files import TableFilesMixin
+from trinityfs.iceberg.io import location_policy, resolve_io_properties
+from trinityfs.iceberg.multitable import MultiTableTransaction, delete_quietly, files_added_by
+from trinityfs.iceberg.namespaces import NamespaceMixin
 from trinityfs.iceberg.schema import to_tabledef_schema
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyiceberg.schema import Schema
     from pyiceberg.table import TableRequirement, TableUpdate
-    from pyiceberg.view import View
 
     from trinityfs.iceberg.reclaim import ReclaimReport
 
@@ -85,7 +79,6 @@ ICEBERG = "ICEBERG"
 METADATA_LOCATION = "metadata_location"
 PREVIOUS_METADATA_LOCATION = "previous_metadata_location"
 MANAGED = "MANAGED"
-LOCATION = "location"  # the namespace property PyIceberg puts new tables under
 EXTERNAL = "EXTERNAL"
 
 ROOT = "root"
@@ -123,7 +116,7 @@ def parse_timestamp(value: Any) -> datetime | int:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-class TrinityCatalog(MetastoreCatalog):
+class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
     """A PyIceberg catalog over a TrinityLake lakehouse.
 
     Properties (all strings, as `load_catalog` passes them):
@@ -341,54 +334,6 @@ class TrinityCatalog(MetastoreCatalog):
             catalog=self,
         )
 
-    def _load_file_io(
-        self, properties: Properties = EMPTY_DICT, location: str | None = None
-    ) -> FileIO:
-        """PyIceberg's FileIO for a table, confined to the allowed locations."""
-        return confined_file_io({**self.properties, **properties}, location)
-
-    def check_location(self, location: str, what: str) -> str:
-        """`location` when it lies in the lakehouse's allowed locations (its warehouse and
-        `allowed-locations`), else LocationNotAllowedError naming it."""
-        return self._policy.check(location, what)
-
-    def _check_table_locations(self, ident: str, metadata: TableMetadata) -> None:
-        """The table's own location and its write paths must be allowed too: data and
-        metadata files of later commits go there."""
-        from pyiceberg.table import TableProperties
-
-        self.check_location(metadata.location, f"table {ident}: location")
-        for prop in (
-            TableProperties.WRITE_DATA_PATH,
-            TableProperties.WRITE_METADATA_PATH,
-            "write.object-storage.path",
-            "write.folder-storage.path",
-        ):
-            if metadata.properties.get(prop):
-                self.check_location(metadata.properties[prop], f"table {ident}: {prop}")
-
-    def _read_metadata(self, ident: str, location: str) -> TableMetadata:
-        """The Iceberg metadata at `location`, checked first; typed errors that never quote
-        the file's content."""
-        self.check_location(location, f"table {ident}: metadata location")
-        io = self._load_file_io(location=location)
-        try:
-            metadata = FromInputFile.table_metadata(io.new_input(location))
-        except LocationNotAllowedError:
-            raise
-        except FileNotFoundError:
-            raise StorageFileNotFoundError(
-                location,
-                f"table {ident}: its Iceberg metadata file {location!r} is missing",
-            ) from None
-        except Exception as exc:
-            raise NoSuchIcebergTableError(
-                f"table {ident}: {location!r} is not readable Iceberg table metadata "
-                f"({type(exc).__name__})"
-            ) from None
-        self._check_table_locations(ident, metadata)
-        return metadata
-
     def _table_def(
         self,
         metadata: TableMetadata,
@@ -483,7 +428,7 @@ class TrinityCatalog(MetastoreCatalog):
         try:
             self._write(change, f"creating table {ns}.{name}")
         except (CommitFailedException, TableAlreadyExistsError, NoSuchNamespaceError):
-            _delete_quietly(io, metadata_location)
+            delete_quietly(io, metadata_location)
             if self._staging is None and self.table_exists((ns, name)):
                 raise TableAlreadyExistsError(f"Table {ns}.{name} already exists") from None
             raise
@@ -631,7 +576,7 @@ class TrinityCatalog(MetastoreCatalog):
         except BaseException as exc:
             # only files of a commit known not to have landed are removed
             if written and isinstance(exc, CommitFailedException | TableAlreadyExistsError):
-                _delete_quietly(outcome["io"], written[0])
+                delete_quietly(outcome["io"], written[0])
             if (
                 isinstance(exc, CommitFailedException)
                 and outcome.get("base") is None
@@ -653,247 +598,10 @@ class TrinityCatalog(MetastoreCatalog):
         if self._staging is not None:
             self._written.append((ident, base, location, metadata))
 
-    # -- namespaces -----------------------------------------------------------------
-
-    def create_namespace(
-        self, namespace: str | Identifier, properties: Properties = EMPTY_DICT
-    ) -> None:
-        ns = self._namespace_name(namespace)
-        props = _string_properties(properties)
-        self._check_namespace_location(ns, props)
-
-        def change(txn: CatalogTransaction) -> None:
-            try:
-                txn.create_namespace(ns, props)
-            except AlreadyExistsError:
-                raise NamespaceAlreadyExistsError(f"Namespace {ns} already exists") from None
-
-        self._write(change, f"creating namespace {ns}")
-
-    def _check_namespace_location(self, ns: str, props: dict[str, str]) -> None:
-        """A namespace `location` is where its new tables go: it must be allowed."""
-        if props.get(LOCATION):
-            self.check_location(props[LOCATION], f"namespace {ns}: property {LOCATION!r}")
-
-    def drop_namespace(self, namespace: str | Identifier) -> None:
-        ns = self._namespace_name(namespace)
-
-        def change(txn: CatalogTransaction) -> None:
-            try:
-                txn.drop_namespace(ns)
-            except NamespaceNotFoundError:
-                raise NoSuchNamespaceError(f"Namespace does not exist: {ns}") from None
-            except TrinityNamespaceNotEmptyError as exc:
-                raise NamespaceNotEmptyError(f"Namespace {ns} is not empty: {exc}") from None
-
-        self._write(change, f"dropping namespace {ns}")
-
-    def list_tables(self, namespace: str | Identifier) -> list[Identifier]:
-        ns = self._namespace_name(namespace)
-        view = self._view()
-        try:
-            return [(ns, name) for name in view.iter_names("table", ns)]
-        except (NamespaceNotFoundError, InvalidNameError):
-            raise NoSuchNamespaceError(f"Namespace does not exist: {ns}") from None
-
-    def list_namespaces(self, namespace: str | Identifier = ()) -> list[Identifier]:
-        if namespace and Catalog.identifier_to_tuple(namespace) != ():
-            ns = self._namespace_name(namespace)
-            if not self.namespace_exists(ns):
-                raise NoSuchNamespaceError(f"Namespace does not exist: {ns}")
-            return []  # namespaces have no children in TrinityLake
-        view = self._view()
-        out: list[Identifier] = []
-        after = None
-        while True:
-            page = view.list_namespaces(after, 1000)
-            out.extend((n,) for n in page)
-            if len(page) < 1000:
-                return out
-            after = page[-1]
-
-    def namespace_exists(self, namespace: str | Identifier) -> bool:
-        ns = self._namespace_name(namespace)
-        try:
-            return self._view().namespace_exists(ns)
-        except InvalidNameError:
-            return False
-
-    def load_namespace_properties(self, namespace: str | Identifier) -> Properties:
-        ns = self._namespace_name(namespace)
-        try:
-            return dict(self._view().describe_namespace(ns).properties)
-        except (NamespaceNotFoundError, InvalidNameError):
-            raise NoSuchNamespaceError(f"Namespace does not exist: {ns}") from None
-
-    def update_namespace_properties(
-        self,
-        namespace: str | Identifier,
-        removals: set[str] | None = None,
-        updates: Properties = EMPTY_DICT,
-    ) -> PropertiesUpdateSummary:
-        ns = self._namespace_name(namespace)
-        new_props = _string_properties(updates)
-        self._check_namespace_location(ns, new_props)
-
-        def change(txn: CatalogTransaction) -> PropertiesUpdateSummary:
-            try:
-                current = dict(txn.describe_namespace(ns).properties)
-            except (NamespaceNotFoundError, InvalidNameError):
-                raise NoSuchNamespaceError(f"Namespace does not exist: {ns}") from None
-            summary, _ = self._get_updated_props_and_update_summary(current, removals, new_props)
-            txn.set_namespace_properties(ns, new_props, list(removals or ()))
-            return summary
-
-        return self._write(change, f"updating namespace {ns}")
-
-    # -- views: TrinityLake views are ViewDefs, not Iceberg views --------------------
-
-    def list_views(self, namespace: str | Identifier) -> list[Identifier]:
-        """Iceberg views: none (TrinityLake views are ViewDefs; see Lakehouse.list_views)."""
-        self._namespace_name(namespace)
-        return []
-
-    def view_exists(self, identifier: str | Identifier) -> bool:
-        self._table_ref(identifier)
-        return False
-
-    def load_view(self, identifier: str | Identifier) -> View:
-        raise NoSuchViewError(
-            f"View does not exist: {'.'.join(Catalog.identifier_to_tuple(identifier))} "
-            "(TrinityLake views are not Iceberg views)"
-        )
-
-    def drop_view(self, identifier: str | Identifier) -> None:
-        raise NoSuchViewError(
-            f"View does not exist: {'.'.join(Catalog.identifier_to_tuple(identifier))} "
-            "(TrinityLake views are not Iceberg views)"
-        )
-
-    def register_view(self, identifier: str | Identifier, metadata_location: str) -> View:
-        raise NotImplementedError("Iceberg views are not supported by the TrinityLake catalog")
-
     def close(self) -> None:
         if self._staging is not None:
             self._staging.abort()
             self._staging = None
-
-
-def _string_properties(properties: Properties | None) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for key, value in (properties or {}).items():
-        if not isinstance(key, str) or value is None:
-            raise InvalidArgumentError(
-                f"namespace property {key!r}={value!r}: keys and values must be strings"
-            )
-        out[key] = str(value)
-    return out
-
-
-def _delete_quietly(io: Any, location: str) -> None:
-    try:
-        io.delete(location)
-    except Exception as exc:  # best effort: an orphan file is harmless
-        log.warning("could not remove %s after a failed commit: %s", location, exc)
-
-
-def files_added_by(io: Any, base: TableMetadata | None, staged: TableMetadata) -> list[str]:
-    """Files a staged metadata added over `base`: new snapshots' manifest lists, their new
-    manifests and the data files those added (what to remove when it never commits)."""
-    old_ids = {s.snapshot_id for s in (base.snapshots if base is not None else [])}
-    new_snapshots = [s for s in staged.snapshots if s.snapshot_id not in old_ids]
-    new_ids = {s.snapshot_id for s in new_snapshots}
-    files: list[str] = []
-    seen: set[str] = set()
-    for snap in new_snapshots:
-        files.append(snap.manifest_list)
-        for manifest in snap.manifests(io):
-            if manifest.added_snapshot_id not in new_ids or manifest.manifest_path in seen:
-                continue
-            seen.add(manifest.manifest_path)
-            files.append(manifest.manifest_path)
-            for entry in manifest.fetch_manifest_entry(io, discard_deleted=False):
-                if entry.snapshot_id in new_ids and int(entry.status) == 1:  # ADDED
-                    files.append(entry.data_file.file_path)
-    return files
-
-
-class MultiTableTransaction:
-    """Changes to several tables (and namespaces) committed as one catalog version.
-
-    Inside the block, `mt.load_table(...)`, `mt.create_table(...)`, `mt.drop_table(...)`,
-    `mt.create_namespace(...)`, ... behave like the catalog's, except that nothing is
-    visible to others until the block ends: every table commit (append, overwrite,
-    schema change, ...) is staged in one catalog transaction, reads see the staged state.
-    Leaving the block commits; an exception aborts and removes the Iceberg files the
-    staged commits wrote. A concurrent commit to one of the same tables makes the commit
-    fail with CommitFailedException (retry the whole block).
-    """
-
-    def __init__(self, catalog: TrinityCatalog):
-        self._parent = catalog
-        self.catalog = catalog.staged_in(catalog.lakehouse.transaction())
-        self.committed_version: int | None = None
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.catalog, name)
-
-    def __enter__(self) -> MultiTableTransaction:
-        return self
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if exc_type is None:
-            self.commit()
-        else:
-            self.abort()
-
-    @property
-    def base_version(self) -> int:
-        return self.catalog._staging.version
-
-    def commit(self) -> int:
-        """Commit every staged change as one catalog version; returns it."""
-        txn = self.catalog._staging
-        if txn is None:
-            raise RuntimeError("this multi-table transaction is already closed")
-        try:
-            version = txn.commit()
-        except CommitConflictError as exc:
-            self._cleanup()
-            raise CommitFailedException(
-                f"multi-table transaction lost a race with catalog version {exc.version}, "
-                f"which changed {exc.key.strip()!r}; nothing was committed"
-            ) from exc
-        except BaseException:
-            self._cleanup()
-            raise
-        finally:
-            self.catalog._staging = None
-        self.committed_version = version
-        self._parent.last_committed_version = version
-        return version
-
-    def abort(self) -> None:
-        """Forget every staged change and remove the files it wrote."""
-        txn = self.catalog._staging
-        if txn is None:
-            return
-        txn.abort()
-        self.catalog._staging = None
-        self._cleanup()
-
-    def _cleanup(self) -> None:
-        io = None
-        for _ident, base, location, metadata in reversed(self.catalog._written):
-            io = confined_file_io(self.catalog.properties, location)
-            try:
-                paths = files_added_by(io, base, metadata)
-            except Exception as exc:
-                log.warning("could not list the files of a staged commit: %s", exc)
-                paths = []
-            for path in [*paths, location]:
-                _delete_quietly(io, path)
-        self.catalog._written = []
 
 
 __all__ = [

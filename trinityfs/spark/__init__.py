@@ -6,7 +6,7 @@
     df = spark.read.format("trinitylake").option("root", "./demo-lake").load("sales.orders")
     df.write.format("trinitylake").option("root", "./demo-lake").mode("append").save("sales.out")
 
-Needs the `spark` extra (`pip install 'trinityfs[spark]'`), PySpark >= 4.0, and workers
+Needs the `spark` extra (`pip install 'trinityfs[spark]'`), PySpark >= 4.1, and workers
 running the driver's Python (set PYSPARK_PYTHON to it). See the README, "Data pipelines".
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from trinityfs.spark.session import SparkTransaction, register_views, transaction
 from trinityfs.spark.source import (
     CATALOG_SCHEMA,
     NAME,
@@ -25,10 +26,10 @@ from trinityfs.spark.source import (
 def register(spark: Any) -> None:
     """Register the `trinitylake` data source with a SparkSession (idempotent).
 
-    Spark looks user-defined data sources up in the *active* session of the calling
-    thread (SPARK-45600), which a new Python thread does not have: this also makes
-    `spark` the active session of the calling thread, so a thread that starts jobs
-    calls `register(spark)` first.
+    Also makes `spark` the active session of the calling thread: Spark looks
+    user-defined data sources up in the *active* session of the calling thread
+    (SPARK-45600), which a new Python thread does not have, so a thread that starts
+    jobs calls `register(spark)` first.
     """
     if not getattr(spark, "_trinitylake_registered", False):
         spark.dataSource.register(TrinityLakeDataSource)
@@ -43,7 +44,10 @@ def register(spark: Any) -> None:
 __all__ = [
     "CATALOG_SCHEMA",
     "NAME",
+    "SparkTransaction",
     "TrinityLakeDataSource",
     "TrinityLakeWriteConflict",
     "register",
+    "register_views",
+    "transaction",
 ]

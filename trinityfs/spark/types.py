@@ -213,7 +213,7 @@ def _text_to_uuid(arr: pa.Array, target: pa.DataType) -> pa.Array:
     return storage.cast(target)
 
 
-def _convert(arr: pa.Array, target: pa.DataType, name: str) -> pa.Array:
+def _convert(arr: pa.Array, target: pa.DataType, name: str, safe: bool = False) -> pa.Array:
     """Cast `arr` to `target`, recursing through nested types (names are matched)."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
@@ -226,8 +226,9 @@ def _convert(arr: pa.Array, target: pa.DataType, name: str) -> pa.Array:
         if pa.types.is_string(target) or pa.types.is_large_string(target):
             return _uuid_to_text(arr).cast(target)
         if isinstance(src, pa.ExtensionType):
-            return _convert(arr.storage, target, name)
-        return pa.ExtensionArray.from_storage(target, _convert(arr, target.storage_type, name))
+            return _convert(arr.storage, target, name, safe)
+        storage = _convert(arr, target.storage_type, name, safe)
+        return pa.ExtensionArray.from_storage(target, storage)
     if pa.types.is_fixed_size_binary(src) and src.byte_width == 16 and pa.types.is_string(target):
         return _uuid_to_text(arr)
     if pa.types.is_fixed_size_binary(target) and (
@@ -242,12 +243,12 @@ def _convert(arr: pa.Array, target: pa.DataType, name: str) -> pa.Array:
             if idx < 0:
                 child = pa.nulls(len(arr), tf.type)
             else:
-                child = _convert(arr.field(idx), tf.type, f"{name}.{tf.name}")
+                child = _convert(arr.field(idx), tf.type, f"{name}.{tf.name}", safe)
             children.append(child)
         mask = arr.is_null() if arr.null_count else None
         return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
     if _is_list(target) and _is_list(src):
-        values = _convert(arr.flatten(), target.value_type, f"{name}[]")
+        values = _convert(arr.flatten(), target.value_type, f"{name}[]", safe)
         offsets = _zero_based(arr.offsets)
         mask = arr.is_null() if arr.null_count else None
         cls = pa.LargeListArray if pa.types.is_large_list(target) else pa.ListArray
@@ -256,15 +257,15 @@ def _convert(arr: pa.Array, target: pa.DataType, name: str) -> pa.Array:
     if pa.types.is_map(target) and pa.types.is_map(src):
         if arr.offset:
             arr = pa.concat_arrays([arr.slice(0, 0).cast(src), arr])  # unslice
-        keys = _convert(arr.keys, target.key_type, f"{name}.key")
-        items = _convert(arr.items, target.item_type, f"{name}.value")
+        keys = _convert(arr.keys, target.key_type, f"{name}.key", safe)
+        items = _convert(arr.items, target.item_type, f"{name}.value", safe)
         mask = arr.is_null() if arr.null_count else None
         out = pa.MapArray.from_arrays(_zero_based(arr.offsets), keys, items, mask=mask)
         return out.cast(target) if out.type != target else out
     if pa.types.is_null(src):
         return pa.nulls(len(arr), target)
     try:
-        return pc.cast(arr, target, safe=False)
+        return pc.cast(arr, target, safe=safe)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise UnsupportedTypeError(
             f"column {name!r}: cannot convert {src} to {target}: {exc}"
@@ -285,7 +286,9 @@ def _offsets_for(offsets: pa.Array, target: pa.DataType) -> pa.Array:
     return offsets if offsets.type == want else offsets.cast(want)
 
 
-def conform(batch: pa.RecordBatch, schema: pa.Schema, *, check_nulls: bool) -> pa.RecordBatch:
+def conform(
+    batch: pa.RecordBatch, schema: pa.Schema, *, check_nulls: bool, safe: bool = False
+) -> pa.RecordBatch:
     """`batch` with exactly `schema` (names matched, nested included).
 
     With check_nulls, a null in a non-nullable field (top level) raises ValueError naming
@@ -295,7 +298,7 @@ def conform(batch: pa.RecordBatch, schema: pa.Schema, *, check_nulls: bool) -> p
     columns = []
     for field in schema:
         if field.name in names:
-            col = _convert(batch.column(names.index(field.name)), field.type, field.name)
+            col = _convert(batch.column(names.index(field.name)), field.type, field.name, safe)
         else:
             col = pa.nulls(batch.num_rows, field.type)
         if check_nulls and not field.nullable and col.null_count:
@@ -317,7 +320,7 @@ def to_spark_arrow_schema(schema: T.StructType) -> pa.Schema:
 def normalize_spark_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
     """A batch from Spark (session time zone, narrow ints, Spark nullability) in the
     table's Arrow schema (UTC, Iceberg types; required fields checked for nulls)."""
-    return conform(batch, target, check_nulls=True)
+    return conform(batch, target, check_nulls=True, safe=True)
 
 
 __all__ = [

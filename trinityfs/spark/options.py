@@ -1,0 +1,302 @@
+"""The options of the `trinitylake` data source: one table, validated before any work.
+
+Every option the source accepts is listed in OPTIONS (the README table is generated from
+the same rows: `python -m trinityfs.spark.options`). An unknown or misspelled option, an
+option that does not apply to the operation (a write option on a read, ...) or a bad
+value raises InvalidArgumentError naming it, before any file is read or written: Spark
+would otherwise drop it without a word (`replaceWhere` ignored = a table overwritten).
+Spark passes option names lowercased; they are matched case-insensitively.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from trinityfs.errors import InvalidArgumentError
+
+READ, WRITE, BOTH = "read", "write", "read, write"
+
+# Prefixes of PyIceberg FileIO properties passed to the catalog as they are.
+FILEIO_PREFIXES = ("s3.", "gcs.", "adls.", "hf.", "client.")
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    name: str
+    applies: str
+    values: str
+    doc: str
+
+
+OPTIONS: tuple[OptionSpec, ...] = (
+    OptionSpec("root", BOTH, "URL", "the lakehouse (local path, file://, s3://...); required"),
+    OptionSpec("path", BOTH, "ns.table", "the table: `load('ns.t')` / `save('ns.t')` set it"),
+    OptionSpec("namespace", BOTH, "name", "with `table`: names containing dots"),
+    OptionSpec("table", BOTH, "name", "with `namespace`"),
+    OptionSpec("warehouse", BOTH, "URL", "where new tables go (default `<root>/warehouse`)"),
+    OptionSpec("allowed-locations", BOTH, "URL,URL", "extra prefixes where table files may live"),
+    OptionSpec("storage-options", BOTH, "JSON object", "fsspec options for `root`"),
+    OptionSpec("s3.* gcs.* adls.*", BOTH, "string", "PyIceberg FileIO properties"),
+    OptionSpec("version", READ, "integer", "read as of this catalog version"),
+    OptionSpec(
+        "timestamp", READ, "ISO 8601 / epoch ms", "read as of the catalog version then current"
+    ),
+    OptionSpec("snapshot-id", READ, "integer", "read this Iceberg snapshot of the table"),
+    OptionSpec("as-of-timestamp", READ, "ISO 8601 / epoch ms", "the table's snapshot current then"),
+    OptionSpec("branch", READ, "name", "the head of this Iceberg branch"),
+    OptionSpec("tag", READ, "name", "the snapshot this Iceberg tag names"),
+    OptionSpec("columns", READ, "a,b,c", "read only these columns from the files"),
+    OptionSpec(
+        "filter",
+        READ,
+        "Iceberg filter",
+        "prune files by stats/partitions, rows in the reader, e.g. `id < 20000`",
+    ),
+    OptionSpec("splits", READ, "integer >= 1", "catalog scan (`load()`): key ranges read"),
+    OptionSpec(
+        "partitionOverwriteMode",
+        WRITE,
+        "static or dynamic",
+        "overwrite: the whole table (static) or the partitions written (dynamic)",
+    ),
+    OptionSpec(
+        "overwrite-filter",
+        WRITE,
+        "Iceberg filter",
+        "overwrite: replace only rows matching it, e.g. `day >= '2026-01-01'`",
+    ),
+    OptionSpec(
+        "partition-by", WRITE, "a,b", "new table: identity partitions (Spark refuses partitionBy)"
+    ),
+    OptionSpec("transaction", WRITE, "id", "stage into this catalog transaction (see README)"),
+    OptionSpec("snapshot-properties", WRITE, "JSON object", "added to the snapshot summary"),
+)
+
+_BY_NAME = {spec.name.lower(): spec for spec in OPTIONS if " " not in spec.name}
+# Names other tools use for the same thing: refused with a pointer to ours.
+_ALIASES = {
+    "replacewhere": "overwrite-filter",
+    "overwrite-mode": "partitionOverwriteMode",
+    "overwritemode": "partitionOverwriteMode",
+    "partition-overwrite-mode": "partitionOverwriteMode",
+    "snapshot_id": "snapshot-id",
+    "snapshotid": "snapshot-id",
+    "asoftimestamp": "as-of-timestamp",
+    "as_of_timestamp": "as-of-timestamp",
+    "versionasof": "version",
+    "timestampasof": "timestamp",
+    "partitionby": "partition-by",
+}
+
+
+def _fail(name: str, why: str) -> InvalidArgumentError:
+    return InvalidArgumentError(f"trinitylake option {name!r}: {why}")
+
+
+def _int(name: str, value: str, minimum: int | None = None) -> int:
+    try:
+        out = int(str(value).strip())
+    except ValueError:
+        raise _fail(name, f"{value!r} is not an integer") from None
+    if minimum is not None and out < minimum:
+        raise _fail(name, f"{value!r} is below {minimum}")
+    return out
+
+
+def parse_millis(name: str, value: str) -> int:
+    """Epoch milliseconds, or ISO 8601 (UTC when no zone is given), as epoch ms."""
+    text = str(value).strip()
+    if text.lstrip("-").isdigit():
+        return int(text)
+    from datetime import UTC
+
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise _fail(name, f"{value!r} is neither epoch milliseconds nor ISO 8601") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return int(parsed.timestamp() * 1000)
+
+
+def _names(name: str, value: str) -> list[str]:
+    out = [c.strip() for c in str(value).split(",") if c.strip()]
+    if not out:
+        raise _fail(name, "names no column")
+    return out
+
+
+@dataclass
+class SourceOptions:
+    """The validated options of one read or write."""
+
+    catalog: dict[str, str]  # TrinityCatalog properties (root, warehouse, version, ...)
+    ident: tuple[str, str] | None = None
+    columns: list[str] | None = None
+    row_filter: str | None = None
+    splits: int = 8
+    snapshot_id: int | None = None
+    as_of_millis: int | None = None
+    branch: str | None = None
+    tag: str | None = None
+    overwrite_mode: str | None = None  # None: not given
+    overwrite_filter: str | None = None
+    partition_by: list[str] = field(default_factory=list)
+    transaction: str | None = None
+    snapshot_properties: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def pinned(self) -> bool:
+        return bool(self.catalog.get("version") or self.catalog.get("timestamp"))
+
+
+def _unknown(name: str) -> InvalidArgumentError:
+    if name in _ALIASES:
+        return _fail(name, f"not an option of this source; use {_ALIASES[name]!r}")
+    known = [*(_BY_NAME[n].name for n in _BY_NAME)]
+    close = difflib.get_close_matches(name, [k.lower() for k in known], n=1, cutoff=0.75)
+    hint = f"; did you mean {_BY_NAME[close[0]].name!r}?" if close else ""
+    return _fail(name, f"unknown option{hint} (options: {', '.join(sorted(known))})")
+
+
+def _identifier(opts: Mapping[str, str]) -> tuple[str, str] | None:
+    ns, table = opts.get("namespace"), opts.get("table")
+    if ns or table:
+        if not (ns and table):
+            raise _fail("namespace", "give both 'namespace' and 'table' (or load('ns.table'))")
+        if opts.get("path"):
+            raise _fail("path", "give load('ns.table') or 'namespace'/'table', not both")
+        return ns, table
+    path = opts.get("path")
+    if not path:
+        return None
+    parts = path.split(".")
+    if len(parts) != 2 or not all(parts):
+        raise _fail(
+            "path",
+            f"{path!r} is not namespace.table (TrinityLake has exactly two levels; for "
+            "names containing dots use the options 'namespace' and 'table')",
+        )
+    return parts[0], parts[1]
+
+
+def parse_options(options: Mapping[str, Any], operation: str) -> SourceOptions:
+    """Validate `options` for a READ or a WRITE; InvalidArgumentError names the first bad
+    one. Nothing is opened here."""
+    opts = {str(k).lower(): str(v) for k, v in dict(options).items()}
+    catalog: dict[str, str] = {}
+    for name, value in opts.items():
+        if name.startswith(FILEIO_PREFIXES) or name == "py-io-impl":
+            catalog[name] = value
+            continue
+        spec = _BY_NAME.get(name)
+        if spec is None:
+            raise _unknown(name)
+        if operation not in spec.applies:
+            raise _fail(spec.name, f"applies to {spec.applies} only, not to a {operation}")
+    if not opts.get("root"):
+        raise _fail(
+            "root",
+            "missing: give .option('root', <lakehouse URL>) (a local path, file://, "
+            "s3://bucket/prefix)",
+        )
+    for name in ("root", "warehouse", "allowed-locations", "storage-options"):
+        if name in opts:
+            catalog[name] = opts[name]
+    if "storage-options" in opts:
+        try:
+            parsed = json.loads(opts["storage-options"])
+        except ValueError as exc:
+            raise _fail("storage-options", f"not JSON: {exc}") from None
+        if not isinstance(parsed, dict):
+            raise _fail("storage-options", "must be a JSON object")
+    out = SourceOptions(catalog=catalog, ident=_identifier(opts))
+    if "version" in opts and "timestamp" in opts:
+        raise _fail("version", "give 'version' or 'timestamp', not both")
+    if "version" in opts:
+        catalog["version"] = str(_int("version", opts["version"], 0))
+    if "timestamp" in opts:
+        catalog["timestamp"] = str(parse_millis("timestamp", opts["timestamp"]))
+    if "snapshot-id" in opts:
+        out.snapshot_id = _int("snapshot-id", opts["snapshot-id"])
+    if "as-of-timestamp" in opts:
+        out.as_of_millis = parse_millis("as-of-timestamp", opts["as-of-timestamp"])
+    out.branch = opts.get("branch") or None
+    out.tag = opts.get("tag") or None
+    chosen = [
+        n
+        for n, v in (
+            ("snapshot-id", out.snapshot_id),
+            ("as-of-timestamp", out.as_of_millis),
+            ("branch", out.branch),
+            ("tag", out.tag),
+        )
+        if v is not None
+    ]
+    if len(chosen) > 1:
+        raise _fail(chosen[1], f"give one of {', '.join(chosen)}: they each choose a snapshot")
+    if chosen and out.ident is None:
+        raise _fail(chosen[0], "applies to a table read (load('ns.table'))")
+    if "columns" in opts:
+        out.columns = _names("columns", opts["columns"])
+    if "filter" in opts:
+        if not opts["filter"].strip():
+            raise _fail("filter", "is empty")
+        if out.ident is None:
+            raise _fail("filter", "applies to a table read (load('ns.table'))")
+        out.row_filter = opts["filter"].strip()
+    if "splits" in opts:
+        out.splits = _int("splits", opts["splits"], 1)
+    mode = opts.get("partitionoverwritemode")
+    if mode is not None:
+        if mode.strip().lower() not in ("static", "dynamic"):
+            raise _fail("partitionOverwriteMode", f"{mode!r} is not 'static' or 'dynamic'")
+        out.overwrite_mode = mode.strip().lower()
+    if "overwrite-filter" in opts:
+        if not opts["overwrite-filter"].strip():
+            raise _fail("overwrite-filter", "is empty")
+        out.overwrite_filter = opts["overwrite-filter"].strip()
+        if out.overwrite_mode == "dynamic":
+            raise _fail("overwrite-filter", "cannot be combined with dynamic overwrite")
+    if "partition-by" in opts:
+        out.partition_by = _names("partition-by", opts["partition-by"])
+    out.transaction = opts.get("transaction") or None
+    if "snapshot-properties" in opts:
+        try:
+            props = json.loads(opts["snapshot-properties"])
+        except ValueError as exc:
+            raise _fail("snapshot-properties", f"not JSON: {exc}") from None
+        if not isinstance(props, dict):
+            raise _fail("snapshot-properties", "must be a JSON object")
+        out.snapshot_properties = {str(k): str(v) for k, v in props.items()}
+    if operation == WRITE and out.ident is None:
+        raise _fail("path", "save('namespace.table'): the table to write is missing")
+    return out
+
+
+def markdown_table() -> str:
+    """The README's option table."""
+    lines = ["| option | applies to | value | meaning |", "|---|---|---|---|"]
+    for spec in OPTIONS:
+        lines.append(f"| `{spec.name}` | {spec.applies} | {spec.values} | {spec.doc} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(markdown_table())
+
+__all__ = [
+    "OPTIONS",
+    "READ",
+    "WRITE",
+    "OptionSpec",
+    "SourceOptions",
+    "markdown_table",
+    "parse_millis",
+    "parse_options",
+]

@@ -1,0 +1,600 @@
+"""Writing with the `trinitylake` source: executors write Parquet files, the driver makes
+ONE Iceberg snapshot and ONE catalog commit (or stages it in a catalog transaction).
+
+Modes: `append`; `overwrite` replaces the whole table (static), only the partitions the
+job wrote (`partitionOverwriteMode=dynamic`), or only the rows matching
+`overwrite-filter`. Type rules are PyIceberg's append rules: the DataFrame's schema must
+be compatible with the table's (safe promotions such as int -> long or float -> double
+are allowed; narrowing or lossy casts are refused naming the column) before any task
+runs, and executors cast with overflow/truncation checks on. A new table takes its
+schema from the DataFrame and identity partitions from `partition-by` / `partitionBy`;
+an existing table's own partition spec (identity, day/month/year/hour, bucket,
+truncate) is honoured by PyIceberg's partitioned writer.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import random
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
+from pyspark.sql.types import StructType
+
+from trinityfs.errors import InvalidArgumentError
+from trinityfs.spark.options import SourceOptions
+from trinityfs.spark.read import open_catalog
+
+log = logging.getLogger(__name__)
+
+ABORT_MIN_SECONDS = 5.0
+ABORT_QUIET_SECONDS = 3.0
+ABORT_MAX_SECONDS = 30.0
+
+
+class TrinityLakeWriteConflict(RuntimeError):
+    """A write job lost to a concurrent change of its table; nothing was committed."""
+
+
+# -- writing ------------------------------------------------------------------------
+
+
+@dataclass
+class TrinityCommitMessage(WriterCommitMessage):
+    """What one task wrote: the DataFiles (for the snapshot) and every file it created."""
+
+    data_files: list[Any] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    rows: int = 0
+
+
+class _RecordingIO:
+    """A FileIO that remembers every file it was asked to create."""
+
+    def __init__(self, io: Any):
+        self._io = io
+        self.created: list[str] = []
+        self.properties = io.properties
+
+    def new_input(self, location: str) -> Any:
+        return self._io.new_input(location)
+
+    def new_output(self, location: str) -> Any:
+        self.created.append(location)
+        return self._io.new_output(location)
+
+    def delete(self, location: Any) -> None:
+        self._io.delete(location)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._io, name)
+
+
+def _task_number() -> int:
+    """A number unique to this task attempt within the job (first file name counter)."""
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    if ctx is None:
+        return random.getrandbits(40) * 1000
+    return (ctx.partitionId() * 1000 + ctx.attemptNumber()) * 100000
+
+
+def _remove(io: Any, paths: list[str]) -> int:
+    removed = 0
+    for path in paths:
+        try:
+            io.delete(path)
+            removed += 1
+        except FileNotFoundError:
+            pass
+        except Exception as exc:  # best effort: an unreferenced file harms no reader
+            log.warning("could not remove %s: %s", path, exc)
+    return removed
+
+
+class TableWriter(DataSourceArrowWriter):
+    """Planned on the driver, pickled to executors (write) and back to the driver (commit)."""
+
+    def __init__(self) -> None:
+        self.props: dict[str, str] = {}
+        self.ident: tuple[str, str] = ("", "")
+        self.overwrite = False
+        self.created = False
+        self.metadata_json = ""
+        self.metadata_location = ""
+        self.table_uuid = ""
+        self.base_snapshot_id: int | None = None
+        self.spec_id = 0
+        self.job_id = ""
+        self.snapshot_properties: dict[str, str] = {}
+        self.overwrite_mode = "static"  # or "dynamic", or "filter"
+        self.overwrite_filter: str | None = None
+        self.transaction: str | None = None
+
+    @classmethod
+    def plan(cls, opts: SourceOptions, schema: StructType, overwrite: bool) -> TableWriter:
+        """Check everything that can be checked before a task runs (see module doc)."""
+        from pyiceberg.exceptions import NoSuchTableError
+        from pyiceberg.table.locations import load_location_provider
+        from pyiceberg.table.metadata import new_table_metadata
+        from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
+
+        from trinityfs.spark.types import iceberg_schema_from_spark
+
+        assert opts.ident is not None
+        ident = opts.ident
+        if not overwrite and (opts.overwrite_mode or opts.overwrite_filter):
+            name = "overwrite-filter" if opts.overwrite_filter else "partitionOverwriteMode"
+            raise InvalidArgumentError(
+                f"trinitylake option {name!r} applies to mode('overwrite') only, not to an append"
+            )
+        catalog = open_catalog(opts.catalog)
+        self = cls()
+        self.props = dict(catalog.properties)
+        self.ident = ident
+        self.overwrite = overwrite
+        self.job_id = str(uuid.uuid4())
+        self.snapshot_properties = dict(opts.snapshot_properties)
+        self.transaction = opts.transaction
+        if opts.transaction:  # plan against what the transaction has staged so far
+            catalog, _ = _staging_catalog(catalog, opts.transaction)
+        try:
+            table = catalog.load_table(ident)
+        except NoSuchTableError:
+            table = None
+        if table is not None:
+            metadata, self.metadata_location = table.metadata, table.metadata_location
+            self.base_snapshot_id = metadata.current_snapshot_id
+            _check_columns(schema, metadata.schema(), ident)
+            _check_types(schema, metadata, ident)
+            if opts.partition_by and _identity_columns(metadata) != opts.partition_by:
+                raise InvalidArgumentError(
+                    f"partitionBy({', '.join(opts.partition_by)}) does not match the "
+                    f"partition spec of the existing table {'.'.join(ident)} "
+                    f"({metadata.spec()}); the table's own spec is used: drop partitionBy"
+                )
+        else:
+            ns, name = ident
+            if not catalog.namespace_exists(ns):
+                raise InvalidArgumentError(
+                    f"namespace {ns!r} does not exist in {opts.catalog['root']}: create it first"
+                )
+            location = catalog.check_location(
+                catalog._resolve_table_location(None, ns, name), f"table {ns}.{name}: location"
+            )
+            iceberg_schema = iceberg_schema_from_spark(schema)
+            metadata = new_table_metadata(
+                schema=iceberg_schema,
+                partition_spec=_identity_spec(iceberg_schema, opts.partition_by),
+                sort_order=UNSORTED_SORT_ORDER,
+                location=location,
+                properties={},
+            )
+            provider = load_location_provider(location, metadata.properties)
+            self.metadata_location = provider.new_table_metadata_file_location()
+            self.created = True
+        if overwrite:
+            self.overwrite_mode = _overwrite_mode(opts, metadata, ident, self.created)
+            if opts.overwrite_filter:
+                _bound_filter(opts.overwrite_filter, metadata.schema())  # fails now if bad
+                self.overwrite_filter = opts.overwrite_filter
+        self.metadata_json = metadata.model_dump_json()
+        self.table_uuid = str(metadata.table_uuid)
+        self.spec_id = metadata.default_spec_id
+        return self
+
+    def _metadata(self) -> Any:
+        from pyiceberg.table.metadata import TableMetadataUtil
+
+        return TableMetadataUtil.parse_raw(self.metadata_json)
+
+    def _io(self, metadata: Any) -> Any:
+        from trinityfs.iceberg.io import confined_file_io
+
+        return confined_file_io({**self.props, **metadata.properties}, metadata.location)
+
+    # -- executors ------------------------------------------------------------------
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> TrinityCommitMessage:
+        from pyiceberg.io.pyarrow import _dataframe_to_data_files, schema_to_pyarrow
+
+        from trinityfs.spark.types import normalize_spark_batch
+
+        metadata = self._metadata()
+        io = _RecordingIO(self._io(metadata))
+        target = schema_to_pyarrow(metadata.schema(), include_field_ids=False)
+        message = TrinityCommitMessage()
+
+        row_check = None
+        if self.overwrite_filter:
+            from pyiceberg.io.pyarrow import expression_to_pyarrow
+
+            row_check = expression_to_pyarrow(
+                _bound_filter(self.overwrite_filter, metadata.schema()), metadata.schema()
+            )
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            for batch in iterator:
+                if batch.num_rows:
+                    message.rows += batch.num_rows
+                    out = normalize_spark_batch(batch, target)
+                    if row_check is not None:
+                        _check_rows_match(out, row_check, self.overwrite_filter or "")
+                    yield out
+
+        try:
+            if metadata.spec().is_unpartitioned():
+                source: Any = pa.RecordBatchReader.from_batches(target, batches())
+            else:
+                source = pa.Table.from_batches(list(batches()), schema=target)
+            # Every file of the job is named 00000-<task>-<job id>.parquet: unique per
+            # task attempt, and findable by job id when a task dies without cleaning up.
+            files = _dataframe_to_data_files(
+                table_metadata=metadata,
+                df=source,
+                io=io,
+                write_uuid=uuid.UUID(self.job_id),
+                counter=itertools.count(_task_number()),
+            )
+            message.data_files = [f for f in files if f.record_count > 0]
+        except BaseException:
+            _remove(io, io.created)  # a failed task leaves nothing behind
+            raise
+        message.paths = list(io.created)
+        return message
+
+    def _sweep(self) -> int:
+        """Remove every data file of this job (by its id in the name): after a failure."""
+        from pyiceberg.table.locations import load_location_provider
+
+        metadata = self._metadata()
+        provider = load_location_provider(metadata.location, metadata.properties)
+        data_dir = provider.new_data_location("x").rsplit("/", 1)[0]
+        from trinityfs.iceberg.io import location_policy
+
+        if not location_policy(self.props).allows(data_dir):
+            return 0  # never list (let alone delete) outside the allowed locations
+        try:
+            import fsspec
+
+            from trinityfs.iceberg.io import (
+                parse_storage_options,
+                storage_options_from_s3_properties,
+            )
+
+            opts = parse_storage_options(self.props.get("storage-options"))
+            if opts is None and data_dir.startswith(("s3://", "s3a://")):
+                opts = storage_options_from_s3_properties(self.props)
+            fs, path = fsspec.core.url_to_fs(data_dir, **(opts or {}))
+            if not fs.exists(path):
+                return 0
+            mine = [f for f in fs.find(path) if self.job_id in f.rsplit("/", 1)[-1]]
+            for f in mine:
+                fs.rm_file(f)
+            return len(mine)
+        except Exception as exc:  # best effort: unreferenced files harm no reader
+            log.warning("could not sweep the files of job %s: %s", self.job_id, exc)
+            return 0
+
+    # -- the driver -----------------------------------------------------------------
+
+    def abort(self, messages: list[TrinityCommitMessage | None]) -> None:
+        """Remove every file of the failed job.
+
+        Spark calls this as soon as the job fails, while its other tasks are still being
+        cancelled (a Python worker is killed up to spark.python.task.killTimeout later,
+        possibly mid-write). So after removing the files the messages name, sweep the
+        job's files by id until none has appeared for ABORT_QUIET_SECONDS (at least
+        ABORT_MIN_SECONDS, at most ABORT_MAX_SECONDS).
+        """
+        paths = [p for m in messages if m is not None for p in m.paths]
+        _remove(self._io(self._metadata()), paths)
+        start = last = time.monotonic()
+        while True:
+            if self._sweep():
+                last = time.monotonic()
+            now = time.monotonic()
+            if now - start >= ABORT_MAX_SECONDS or (
+                now - start >= ABORT_MIN_SECONDS and now - last >= ABORT_QUIET_SECONDS
+            ):
+                return
+            time.sleep(0.5)
+
+    def commit(self, messages: list[TrinityCommitMessage | None]) -> None:
+        from pyiceberg.exceptions import (
+            CommitFailedException,
+            TableAlreadyExistsError,
+            ValidationException,
+        )
+
+        files = [f for m in messages if m is not None for f in m.data_files]
+        paths = [p for m in messages if m is not None for p in m.paths]
+        try:
+            self._commit(files)
+        except (
+            TrinityLakeWriteConflict,
+            CommitFailedException,
+            ValidationException,
+            TableAlreadyExistsError,
+        ) as exc:
+            _remove(self._io(self._metadata()), paths)  # known not committed
+            self._sweep()
+            if isinstance(exc, TrinityLakeWriteConflict):
+                raise
+            raise TrinityLakeWriteConflict(
+                f"write to {'.'.join(self.ident)} lost to a concurrent change and was not "
+                f"committed ({type(exc).__name__}: {exc}); its {len(paths)} data files were "
+                "removed: rerun the job"
+            ) from exc
+
+    def _conflict(self, why: str) -> TrinityLakeWriteConflict:
+        mode = "overwrite" if self.overwrite else "append"
+        return TrinityLakeWriteConflict(
+            f"{mode} of {'.'.join(self.ident)} not committed: {why}; nothing changed and the "
+            "job's data files were removed: rerun the job"
+        )
+
+    def _commit(self, files: list[Any]) -> None:
+        from pyiceberg.exceptions import NoSuchTableError, TableAlreadyExistsError
+        from pyiceberg.table import CreateTableTransaction, StagedTable
+
+        catalog = open_catalog(self.props)
+        dtxn = None
+        if self.transaction:
+            catalog, dtxn = _staging_catalog(catalog, self.transaction)
+        props = {"trinitylake.spark.job-id": self.job_id, **self.snapshot_properties}
+        try:
+            table = catalog.load_table(self.ident)
+        except NoSuchTableError:
+            table = None
+        if table is None and not self.created:
+            raise self._conflict("the table was dropped while the job ran")
+        if table is None:
+            metadata = self._metadata()
+            staged = StagedTable(
+                identifier=self.ident,
+                metadata=metadata,
+                metadata_location=self.metadata_location,
+                io=self._io(metadata),
+                catalog=catalog,
+            )
+            txn = CreateTableTransaction(staged)
+            with txn.update_snapshot(snapshot_properties=props).fast_append() as append:
+                for f in files:
+                    append.append_data_file(f)
+            try:
+                txn.commit_transaction()
+                if dtxn is not None:
+                    dtxn.save()
+                return
+            except TableAlreadyExistsError:
+                table = catalog.load_table(self.ident)  # another job created it meanwhile
+            if self.overwrite:
+                raise self._conflict("another job created the table while this one ran")
+            if not _same_layout(table.metadata, self._metadata()):
+                raise self._conflict(
+                    "another job created the table meanwhile, with a different schema"
+                )
+        elif str(table.metadata.table_uuid) != self.table_uuid and not self.created:
+            raise self._conflict("the table was dropped and recreated while the job ran")
+        elif self.created and not _same_layout(table.metadata, self._metadata()):
+            raise self._conflict("another job created the table meanwhile, with a different schema")
+        if table.metadata.default_spec_id != self.spec_id and not self.created:
+            raise self._conflict("the table's partition spec changed while the job ran")
+        current = table.metadata.current_snapshot_id
+        if self.overwrite and current != self.base_snapshot_id:
+            raise self._conflict(
+                f"the table changed while the job ran (snapshot {self.base_snapshot_id} -> "
+                f"{current})"
+            )
+        txn = table.transaction()
+        if self.overwrite and self.overwrite_mode == "static":
+            producer = txn.update_snapshot(snapshot_properties=props).overwrite()
+            if current is not None:
+                for task in table.scan(snapshot_id=current).plan_files():
+                    producer.delete_data_file(task.file)
+        else:
+            if self.overwrite and current is not None:
+                txn.delete(delete_filter=self._delete_filter(txn, files), snapshot_properties=props)
+            producer = txn.update_snapshot(snapshot_properties=props).fast_append()
+        with producer:
+            for f in files:
+                producer.append_data_file(f)
+        txn.commit_transaction()
+        if dtxn is not None:
+            dtxn.save()
+
+    def _delete_filter(self, txn: Any, files: list[Any]) -> Any:
+        """What an overwrite replaces: the rows matching `overwrite-filter`, or (dynamic)
+        the partitions the job wrote."""
+        from pyiceberg.expressions import AlwaysFalse
+
+        metadata = txn.table_metadata
+        if self.overwrite_mode == "filter":
+            from pyiceberg.expressions import parser
+
+            _bound_filter(self.overwrite_filter or "", metadata.schema())  # still valid?
+            return parser.parse(self.overwrite_filter or "")  # PyIceberg binds it itself
+        if not files:
+            return AlwaysFalse()  # dynamic overwrite with no rows replaces nothing
+        schema = metadata.schema()
+        fields = [schema.find_field(f.source_id).name for f in metadata.spec().fields]
+        return txn._build_partition_predicate(
+            partition_records={f.partition for f in files}, partition_fields=fields
+        )
+
+
+def _staging_catalog(catalog: Any, txn_id: str) -> tuple[Any, Any]:
+    """(a catalog whose writes are staged in the catalog transaction `txn_id`, it)."""
+    from trinityfs.errors import TrinityError
+
+    try:
+        dtxn = catalog.lakehouse.load_distributed(txn_id)
+    except TrinityError as exc:
+        raise InvalidArgumentError(
+            f"trinitylake option 'transaction': no open catalog transaction {txn_id!r} ({exc})"
+        ) from None
+    return catalog.staged_in(dtxn), dtxn
+
+
+def _check_types(schema: StructType, metadata: Any, ident: tuple[str, str]) -> None:
+    """PyIceberg's append rule: the DataFrame's types must be the table's or promote to
+    them safely (int -> long, float -> double, ...); the error names the column."""
+    from pyiceberg.io.pyarrow import _check_pyarrow_schema_compatible
+
+    from trinityfs.spark.types import to_spark_arrow_schema
+
+    # Spark's nullability flags depend on how a DataFrame was built (see types.py): nulls
+    # in required columns are checked per row while writing, so compare types only
+    provided = pa.schema([_required(f) for f in to_spark_arrow_schema(schema)])
+    try:
+        _check_pyarrow_schema_compatible(
+            metadata.schema(), provided, format_version=metadata.format_version
+        )
+    except ValueError as exc:
+        table_schema = metadata.schema()
+        bad = []
+        for field in provided:
+            try:
+                _check_pyarrow_schema_compatible(
+                    table_schema.select(field.name, case_sensitive=True),
+                    pa.schema([field]),
+                    format_version=metadata.format_version,
+                )
+            except ValueError:
+                want = table_schema.find_field(field.name).field_type
+                bad.append(f"{field.name!r} ({field.type} into {want})")
+        raise InvalidArgumentError(
+            f"cannot write this DataFrame into {'.'.join(ident)}: column(s) "
+            f"{', '.join(bad) or '(see below)'} would need an unsafe cast (PyIceberg's "
+            f"append rules: only safe promotions); cast explicitly first.\n{exc}"
+        ) from None
+
+
+def _required(field: pa.Field) -> pa.Field:
+    """`field` with it and every nested field non-nullable."""
+    t = field.type
+    if pa.types.is_struct(t):
+        t = pa.struct([_required(t.field(i)) for i in range(t.num_fields)])
+    elif pa.types.is_list(t) or pa.types.is_large_list(t):
+        item = _required(t.value_field)
+        t = pa.list_(item) if pa.types.is_list(t) else pa.large_list(item)
+    elif pa.types.is_map(t):
+        t = pa.map_(t.key_field.type, _required(t.item_field))
+    return field.with_type(t).with_nullable(False)
+
+
+def _identity_columns(metadata: Any) -> list[str]:
+    from pyiceberg.transforms import IdentityTransform
+
+    spec, schema = metadata.spec(), metadata.schema()
+    if not all(isinstance(f.transform, IdentityTransform) for f in spec.fields):
+        return [f"{f.transform}({schema.find_field(f.source_id).name})" for f in spec.fields]
+    return [schema.find_field(f.source_id).name for f in spec.fields]
+
+
+def _identity_spec(schema: Any, columns: list[str]) -> Any:
+    """An identity partition spec on `columns` (partitionBy of a new table)."""
+    from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionField, PartitionSpec
+    from pyiceberg.transforms import IdentityTransform
+
+    if not columns:
+        return UNPARTITIONED_PARTITION_SPEC
+    fields = []
+    for i, name in enumerate(columns):
+        source = schema.find_field(name, True) if name in schema.column_names else None
+        if source is None:
+            raise InvalidArgumentError(
+                f"partitionBy column {name!r} is not in the DataFrame ({schema.column_names})"
+            )
+        if not source.field_type.is_primitive:
+            raise InvalidArgumentError(f"partitionBy column {name!r} is not a primitive type")
+        fields.append(
+            PartitionField(
+                source_id=source.field_id,
+                field_id=1000 + i,
+                transform=IdentityTransform(),
+                name=name,
+            )
+        )
+    return PartitionSpec(*fields)
+
+
+def _overwrite_mode(opts: SourceOptions, metadata: Any, ident: tuple[str, str], new: bool) -> str:
+    if opts.overwrite_filter:
+        return "filter"
+    partitioned = not metadata.spec().is_unpartitioned()
+    if opts.overwrite_mode == "dynamic" and partitioned:
+        if _identity_columns(metadata) != [
+            metadata.schema().find_field(f.source_id).name for f in metadata.spec().fields
+        ]:
+            raise InvalidArgumentError(
+                f"partitionOverwriteMode=dynamic: {'.'.join(ident)} has non-identity partition "
+                f"fields ({metadata.spec()}); use overwrite-filter to say what to replace"
+            )
+        return "dynamic"
+    if opts.overwrite_mode is None and partitioned and not new:
+        raise InvalidArgumentError(
+            f"mode('overwrite') of the partitioned table {'.'.join(ident)}: say which "
+            "overwrite with .option('partitionOverwriteMode', 'static') (the whole table) or "
+            "'dynamic' (only the partitions written). The session setting "
+            "spark.sql.sources.partitionOverwriteMode is not visible to Python data sources, "
+            "so it is not guessed"
+        )
+    return "static"  # dynamic on an unpartitioned table replaces it, as in Spark
+
+
+def _bound_filter(text: str, schema: Any) -> Any:
+    from pyiceberg.expressions import parser
+    from pyiceberg.expressions.visitors import bind
+
+    try:
+        return bind(schema, parser.parse(text), case_sensitive=True)
+    except Exception as exc:
+        raise InvalidArgumentError(
+            f"trinitylake option 'overwrite-filter': {text!r} is not a filter on the table's "
+            f"columns ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+def _check_rows_match(batch: pa.RecordBatch, predicate: Any, text: str) -> None:
+    table = pa.Table.from_batches([batch])
+    outside = table.num_rows - table.filter(predicate).num_rows
+    if outside:
+        raise InvalidArgumentError(
+            f"overwrite-filter {text!r}: {outside} written row(s) do not match it; an "
+            "overwrite with a filter may only write rows the filter selects"
+        )
+
+
+def _check_columns(schema: StructType, table_schema: Any, ident: tuple[str, str]) -> None:
+    """Refuse, before any file is written, a DataFrame the table cannot hold as is."""
+    names = {f.name for f in table_schema.fields}
+    extra = [f.name for f in schema.fields if f.name not in names]
+    if extra:
+        raise InvalidArgumentError(
+            f"DataFrame columns {extra} are not in table {'.'.join(ident)} (columns "
+            f"{sorted(names)}): add them to the table first (PyIceberg update_schema)"
+        )
+    given = {f.name for f in schema.fields}
+    missing = [f.name for f in table_schema.fields if f.required and f.name not in given]
+    if missing:
+        raise InvalidArgumentError(f"required columns {missing} of {'.'.join(ident)} are missing")
+
+
+def _same_layout(a: Any, b: Any) -> bool:
+    """Whether data files written for metadata `b` fit a table with metadata `a`."""
+    sa, sb = a.schema(), b.schema()
+    return [(f.field_id, f.name, str(f.field_type)) for f in sa.fields] == [
+        (f.field_id, f.name, str(f.field_type)) for f in sb.fields
+    ] and a.spec().is_unpartitioned() == b.spec().is_unpartitioned()
+
+
+__all__ = ["TableWriter", "TrinityCommitMessage", "TrinityLakeWriteConflict"]
