@@ -38,7 +38,8 @@ def table_name(i: int) -> str:
 
 def pair(codec: KeyCodec, i: int) -> tuple[str, str]:
     ns, name = NAMESPACES[i % len(NAMESPACES)], table_name(i)
-    return codec.table_key(ns, name), new_definition_location("table", ns, name)
+    # a location only (no file is written): name it after the key's bytes
+    return codec.table_key(ns, name), new_definition_location("table", ns, name, name.encode())
 
 
 def build_base(store: NodeStore, codec: KeyCodec, order: int, n: int, compression) -> Node:

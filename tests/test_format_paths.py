@@ -27,7 +27,7 @@ from trinityfs.format.paths import (
     validate_location,
 )
 
-UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
+UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
 PREFIX = r"[01]{4}/[01]{4}/[01]{4}/[01]{8}-"
 
 
@@ -154,20 +154,23 @@ def test_no_accepted_location_escapes(parts):
     assert not re.match(r"[A-Za-z][A-Za-z0-9+.\-]*:", loc)
 
 
+DATA = b"definition bytes"
+
+
 def test_new_node_location():
-    loc = new_node_location()
+    loc = new_node_location(b"node bytes")
     assert re.fullmatch(PREFIX + "node-" + UUID + r"\.arrow", loc)
     assert loc == optimized_path(loc.split("-", 1)[1])
-    assert new_node_location() != loc
+    assert new_node_location(b"node bytes") != loc  # same content, still a new name
 
 
 def test_new_definition_locations():
-    ns_loc = new_definition_location("namespace", "ns1")
+    ns_loc = new_definition_location("namespace", "ns1", None, DATA)
     assert re.fullmatch(PREFIX + "namespace-ns1-" + UUID + r"\.binpb", ns_loc)
-    table_loc = new_definition_location("table", "ns1", "t1")
+    table_loc = new_definition_location("table", "ns1", "t1", DATA)
     assert re.fullmatch(PREFIX + "table-ns1-t1-" + UUID + r"\.binpb", table_loc)
     assert table_loc == optimized_path(table_loc.split("-", 1)[1])
-    view_loc = new_definition_location("view", "ns1", "v1")
+    view_loc = new_definition_location("view", "ns1", "v1", DATA)
     assert re.fullmatch(PREFIX + "view-ns1-v1-" + UUID + r"\.binpb", view_loc)
 
 
@@ -177,22 +180,28 @@ def test_new_definition_locations():
 )
 def test_definition_locations_stay_safe_for_any_name(ns, name):
     for loc in (
-        new_definition_location("namespace", ns),
-        new_definition_location("table", ns, name),
-        new_definition_location("view", ns, name),
+        new_definition_location("namespace", ns, None, DATA),
+        new_definition_location("table", ns, name, DATA),
+        new_definition_location("view", ns, name, DATA),
     ):
         assert validate_location(loc) == loc
         assert loc.count("/") == 3
 
 
 def test_definition_location_file_names_stay_short():
-    loc = new_definition_location("table", "n" * 10000, "é" * 5000)
+    loc = new_definition_location("table", "n" * 10000, "é" * 5000, DATA)
     assert len(loc.rsplit("/", 1)[1].encode()) < 255
 
 
 @pytest.mark.parametrize(
     "args",
-    [("lakehouse", "ns"), ("namespace", "ns", "t"), ("table", "ns"), ("view", "", "v")],
+    [
+        ("lakehouse", "ns", None, DATA),
+        ("namespace", "ns", "t", DATA),
+        ("table", "ns", None, DATA),
+        ("view", "", "v", DATA),
+        ("table", "ns", "t", None),
+    ],
 )
 def test_definition_location_argument_errors(args):
     with pytest.raises(InvalidArgumentError):
@@ -200,7 +209,7 @@ def test_definition_location_argument_errors(args):
 
 
 def test_lakehouse_def_location():
-    loc = new_lakehouse_def_location()
+    loc = new_lakehouse_def_location(DATA)
     assert re.fullmatch("_lakehouse_def_" + UUID + r"\.binpb", loc)
     assert validate_location(loc) == loc
 

@@ -65,6 +65,10 @@ class ReclaimRefusedError(TrinityError):
     """Reclaiming table files was refused: what kept versions reference is not known."""
 
 
+class DefinitionLimitError(InvalidArgumentError):
+    """A definition is nested deeper or is larger than every reader can read."""
+
+
 class NamespaceNotEmptyError(TrinityError):
     """A namespace dropped with restrict still holds tables or views."""
 
@@ -95,12 +99,24 @@ class TransactionExpiredError(TrinityError):
 
 
 class CorruptFileError(TrinityError):
-    """A format file is truncated, malformed or inconsistent; names the file."""
+    """A format file is truncated, malformed or inconsistent; names the file and, once a
+    layer that knows it has seen the error, the version being read."""
 
-    def __init__(self, path: str, problem: str):
-        super().__init__(f"corrupt file {path}: {problem}")
+    def __init__(self, path: str, problem: str, version: int | None = None):
+        super().__init__(path, problem)
         self.path = path
         self.problem = problem
+        self.version = version
+
+    def with_version(self, version: int | None) -> CorruptFileError:
+        """Record the version being read (the first layer that knows it wins); returns self."""
+        if self.version is None and version is not None:
+            self.version = version
+        return self
+
+    def __str__(self) -> str:
+        where = "" if self.version is None else f" (reading version {self.version})"
+        return f"corrupt file {self.path}{where}: {self.problem}"
 
 
 class UnsafeLocationError(CorruptFileError):

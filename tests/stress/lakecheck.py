@@ -6,8 +6,12 @@ implementation, so a bug in the engine's own garbage collector cannot hide a bug
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+import pyarrow as pa
 
 from trinityfs import Lakehouse
 from trinityfs.format.nodefile import decode_node
@@ -96,6 +100,72 @@ def reachable(storage: Storage, versions: Iterable[int]) -> Reach:
     return reach
 
 
+_UUID_NAME = re.compile(r"([0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})\.(?:arrow|binpb)$")
+_SCHEME_TAG_BITS = format(0x7F1A1, "020b")  # docs/FORMAT-CHOICES.md, "Integrity"
+
+
+def _name_hash_bits(location: str) -> str | None:
+    """The 60 content-hash bits a trinityfs file name carries (bit strings, not ints:
+    a second implementation of format/integrity.py's layout), or None."""
+    match = _UUID_NAME.search(location)
+    if match is None:
+        return None
+    bits = format(int(match.group(1).replace("-", ""), 16), "0128b")
+    if bits[48:52] != "1000" or bits[64:66] != "10":
+        return None
+    free = bits[0:48] + bits[52:64] + bits[66:128]
+    return free[:60] if free[60:80] == _SCHEME_TAG_BITS else None
+
+
+def _rows_digest(data: bytes) -> str | None:
+    """The rows checksum of a node file recomputed from Python values, or None if the
+    file carries none."""
+    with pa.ipc.open_file(pa.py_buffer(data)) as reader:
+        table = reader.read_all()
+    if b"trinityfs.rows-sha256" not in (table.schema.metadata or {}):
+        return None
+    h = hashlib.sha256(b"trinityfs node rows v1\x00")
+    h.update(table.num_rows.to_bytes(8, "little"))
+    for name in table.column_names:
+        values = [None if v is None else v.encode() for v in table.column(name).to_pylist()]
+        h.update(bytes(0 if v is None else 1 for v in values))
+        h.update(b"".join(len(v or b"").to_bytes(4, "little") for v in values))
+        h.update(b"".join(v for v in values if v is not None))
+    return h.hexdigest()
+
+
+def verify_files(storage: Storage, locations: Iterable[str] | None = None) -> list[tuple[str, str]]:
+    """(location, problem) for every file whose bytes disagree with the content hash in
+    its name or, for node files, with the rows checksum they carry. Default: every file
+    listed. Independent of trinityfs.format.integrity on purpose."""
+    if locations is None:
+        locations = [e.location for e in storage.list("")]
+    problems: list[tuple[str, str]] = []
+    for loc in sorted(locations):
+        try:
+            data = storage.read(loc)
+        except Exception as exc:
+            problems.append((loc, f"unreadable: {exc}"))
+            continue
+        expected = _name_hash_bits(loc)
+        if expected is not None:
+            digest = format(int.from_bytes(hashlib.sha256(data).digest()[:8], "big"), "064b")
+            if digest[:60] != expected:
+                problems.append((loc, "content does not match the hash in its name"))
+            continue
+        base = loc.rpartition("/")[2]
+        if base.endswith(".arrow") and (parse_root_node_file(base) is not None or "/" not in loc):
+            try:
+                stored = pa.ipc.open_file(pa.py_buffer(data)).schema.metadata or {}
+                digest = _rows_digest(data)
+            except Exception as exc:
+                problems.append((loc, f"not an Arrow file: {exc}"))
+                continue
+            if digest is not None and stored[b"trinityfs.rows-sha256"].decode() != digest:
+                problems.append((loc, "rows do not match the checksum in the file"))
+    return problems
+
+
 def orphans(lake: Lakehouse) -> tuple[list[str], Reach]:
     """Files (temporary ones included) that no version, marker or export needs."""
     latest = lake.latest_version()
@@ -115,6 +185,8 @@ def reclaim(lake: Lakehouse) -> int:
     """
     found, reach = orphans(lake)
     assert not set(found) & reach.all, "an orphan is referenced"
+    corrupt = verify_files(lake.storage, reach.all)
+    assert not corrupt, f"reachable files fail verification: {corrupt[:3]}"
     if hasattr(lake, "fsck") and hasattr(lake, "expire"):
         report = lake.fsck()
         assert report.ok, f"fsck: {report.errors[:3]}"

@@ -118,8 +118,9 @@ class Lakehouse(FrontEndPrimitives):
             raise AlreadyExistsError(f"a lakehouse already exists at {storage.url}")
         ldef = new_lakehouse_def(**new_lakehouse_options(options))
         validate_lakehouse_def(ldef)
-        ldef_location = new_lakehouse_def_location()
-        storage.write_immutable(ldef_location, encode_definition(ldef))
+        ldef_bytes = encode_definition(ldef)
+        ldef_location = new_lakehouse_def_location(ldef_bytes)
+        storage.write_immutable(ldef_location, ldef_bytes)
         created = create_first(lakehouse.engine, ldef_location, ldef.order)
         if not created and not exist_ok:
             raise AlreadyExistsError(f"a lakehouse already exists at {storage.url}")

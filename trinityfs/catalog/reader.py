@@ -13,7 +13,7 @@ from typing import Protocol, TypeVar
 from google.protobuf.message import Message
 
 from trinityfs.catalog.model import OBJECT_KINDS, Kind, ObjectRef
-from trinityfs.errors import NamespaceNotFoundError, ObjectNotFoundError
+from trinityfs.errors import CorruptFileError, NamespaceNotFoundError, ObjectNotFoundError
 from trinityfs.format.definitions import decode_definition
 from trinityfs.format.keys import KeyCodec
 from trinityfs.format.names import validate_name
@@ -69,6 +69,13 @@ class CatalogReader:
     def lakehouse_def(self) -> LakehouseDef:
         return self._view.lakehouse_def
 
+    def _decode(self, location: str, cls: type[Message]) -> Message:
+        """A definition file, verified; a corrupt one names the file and this version."""
+        try:
+            return decode_definition(self._read_file(location), cls, location)
+        except CorruptFileError as exc:
+            raise exc.with_version(self.version) from None
+
     # -- names ----------------------------------------------------------------------
 
     def _max_bytes(self, kind: Kind) -> int:
@@ -97,7 +104,7 @@ class CatalogReader:
 
     def describe_namespace(self, namespace: str) -> NamespaceDef:
         location = self._namespace_location(namespace)
-        return decode_definition(self._read_file(location), NamespaceDef, location)
+        return self._decode(location, NamespaceDef)
 
     def namespace_properties(self, namespace: str) -> dict[str, str]:
         return dict(self.describe_namespace(namespace).properties)
@@ -132,7 +139,7 @@ class CatalogReader:
             raise ObjectNotFoundError(
                 f"{kind} {namespace}.{name} does not exist at version {self.version}"
             )
-        return decode_definition(self._read_file(location), DEFINITION_TYPES[kind], location)
+        return self._decode(location, DEFINITION_TYPES[kind])
 
     def describe_table(self, namespace: str, name: str) -> TableDef:
         return self.describe("table", namespace, name)
@@ -208,4 +215,4 @@ class CatalogReader:
                 yield ObjectRef(ok.namespace, ok.name, ok.kind), location
 
     def read_definition(self, ref: ObjectRef, location: str) -> Message:
-        return decode_definition(self._read_file(location), DEFINITION_TYPES[ref.kind], location)
+        return self._decode(location, DEFINITION_TYPES[ref.kind])

@@ -100,8 +100,9 @@ class CatalogTransaction(CatalogReader):
     ) -> None:
         if not msg.id:
             msg.id = str(uuid.uuid4())
-        location = new_definition_location(kind, namespace, name)
-        self.txn.put(key, location, encode_definition(msg), reapply)
+        data = encode_definition(msg)  # refuses what readers could not read (limits)
+        location = new_definition_location(kind, namespace, name, data)
+        self.txn.put(key, location, data, reapply)
 
     def _claim_name(self, kind: Kind, namespace: str, name: str) -> None:
         """Refuse a taken name, and conflict if a concurrent commit takes it as the other kind."""

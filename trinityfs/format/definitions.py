@@ -14,10 +14,12 @@ from google.protobuf.message import DecodeError, Message
 
 from trinityfs.errors import (
     CorruptFileError,
+    DefinitionLimitError,
     InvalidArgumentError,
     UnsupportedFormatVersionError,
 )
 from trinityfs.format import trinitylake_pb2
+from trinityfs.format.integrity import verify_named_content
 from trinityfs.format.paths import validate_location
 
 LakehouseDef = trinitylake_pb2.LakehouseDef
@@ -64,18 +66,112 @@ LAKEHOUSE_DEFAULTS: dict[str, Any] = {
 _MAP_FIELDS = ("properties", "exported_snapshots")
 
 
+# What every reader can read: protobuf decoders refuse messages nested 100 deep (upb's
+# default), so writers stay well below; the size bounds memory per definition.
+MAX_DEFINITION_DEPTH = 64
+MAX_DEFINITION_BYTES = 8 * 2**20
+# A message level is one JSON object plus, for repeated fields, one array.
+MAX_DEFINITION_JSON_DEPTH = 2 * MAX_DEFINITION_DEPTH + 2
+LIMITS_TEXT = (
+    f"definitions may nest messages at most {MAX_DEFINITION_DEPTH} levels deep (a map "
+    f"entry counts as a level; a table's top-level column is level 3) and may be at most "
+    f"{MAX_DEFINITION_BYTES} bytes encoded"
+)
+
+
+def definition_depth(msg: Message, stop_above: int = MAX_DEFINITION_DEPTH) -> int:
+    """Nesting depth of `msg` in messages (itself = 1, map entries count), computed
+    without recursion; stops early once it exceeds `stop_above`."""
+    deepest = 1
+    stack: list[tuple[Message, int]] = [(msg, 1)]
+    while stack:
+        current, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > stop_above:
+            return deepest
+        for fd, value in current.ListFields():
+            if fd.message_type is None:
+                continue
+            if fd.message_type.GetOptions().map_entry:
+                deepest = max(deepest, depth + 1)
+                if fd.message_type.fields_by_name["value"].message_type is not None:
+                    stack.extend((v, depth + 2) for v in value.values())
+            elif fd.is_repeated:
+                stack.extend((v, depth + 1) for v in value)
+            else:
+                stack.append((value, depth + 1))
+    return deepest
+
+
+def _check_depth(msg: Message) -> None:
+    if definition_depth(msg) > MAX_DEFINITION_DEPTH:
+        raise DefinitionLimitError(
+            f"{msg.DESCRIPTOR.name} is nested more than {MAX_DEFINITION_DEPTH} messages "
+            f"deep; {LIMITS_TEXT}"
+        )
+
+
+def _check_size(msg: Message, size: int) -> None:
+    if size > MAX_DEFINITION_BYTES:
+        raise DefinitionLimitError(f"{msg.DESCRIPTOR.name} is {size} bytes encoded; {LIMITS_TEXT}")
+
+
+def check_definition_limits(msg: Message) -> None:
+    """Refuse a definition a reader could not read: DefinitionLimitError naming the limit."""
+    _check_depth(msg)
+    _check_size(msg, msg.ByteSize())
+
+
+def json_depth(value: Any, stop_above: int = MAX_DEFINITION_JSON_DEPTH) -> int:
+    """Nesting depth of dicts and lists in a JSON-style value, without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        current, depth = stack.pop()
+        if isinstance(current, dict):
+            children = current.values()
+        elif isinstance(current, list | tuple):
+            children = current
+        else:
+            continue
+        depth += 1
+        deepest = max(deepest, depth)
+        if deepest > stop_above:
+            return deepest
+        stack.extend((child, depth) for child in children)
+    return deepest
+
+
 def encode_definition(msg: Message) -> bytes:
-    """Serialize deterministically (map entries sorted): equal definitions, equal bytes."""
+    """Serialize deterministically (map entries sorted): equal definitions, equal bytes.
+
+    Refuses (DefinitionLimitError) what readers could not read; see LIMITS_TEXT.
+    """
     if not isinstance(msg, Message):
         raise InvalidArgumentError(f"expected a protobuf message, got {type(msg).__name__}")
-    return msg.SerializeToString(deterministic=True)
+    _check_depth(msg)  # before serializing: a message too deep may not even serialize
+    data = msg.SerializeToString(deterministic=True)
+    _check_size(msg, len(data))
+    return data
 
 
 def decode_definition(data: bytes, cls: type[M], path: str) -> M:
-    """Parse a definition file of message type `cls`; CorruptFileError naming `path` on failure."""
+    """Parse a definition file of message type `cls`; CorruptFileError naming `path` on failure.
+
+    The bytes are verified against the content hash in the file name when it has one.
+    An empty file is corrupt: trinityfs never writes one (every definition has an id),
+    and protobuf would read it as an empty definition.
+    """
+    data = bytes(data)
     try:
-        return cls.FromString(bytes(data))
-    except (DecodeError, ValueError, TypeError) as exc:
+        verify_named_content(path, data)
+    except CorruptFileError as exc:
+        raise CorruptFileError(path, f"{cls.DESCRIPTOR.name} file: {exc.problem}") from None
+    if not data:
+        raise CorruptFileError(path, f"the file is empty (0 bytes), not a {cls.DESCRIPTOR.name}")
+    try:
+        return cls.FromString(data)
+    except (DecodeError, ValueError, TypeError, RecursionError) as exc:
         raise CorruptFileError(
             path, f"not a valid {cls.DESCRIPTOR.name} protobuf message ({exc})"
         ) from None
@@ -247,7 +343,18 @@ def definition_from_json_dict(d: dict[str, Any], cls: type[M]) -> M:
         raise InvalidArgumentError(
             f"a {cls.DESCRIPTOR.name} in JSON must be an object, got {type(d).__name__}"
         )
+    if json_depth(d) > MAX_DEFINITION_JSON_DEPTH:
+        raise DefinitionLimitError(
+            f"{cls.DESCRIPTOR.name} JSON is nested more than {MAX_DEFINITION_JSON_DEPTH} "
+            f"objects and arrays deep; {LIMITS_TEXT}"
+        )
     try:
-        return json_format.ParseDict(d, cls())
+        msg = json_format.ParseDict(d, cls())
     except json_format.ParseError as exc:
         raise InvalidArgumentError(f"invalid {cls.DESCRIPTOR.name} JSON: {exc}") from None
+    except RecursionError:
+        raise DefinitionLimitError(
+            f"{cls.DESCRIPTOR.name} JSON is nested too deeply; {LIMITS_TEXT}"
+        ) from None
+    check_definition_limits(msg)
+    return msg

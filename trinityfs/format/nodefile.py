@@ -14,6 +14,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from trinityfs.errors import CorruptFileError, InvalidArgumentError, UnsafeLocationError
+from trinityfs.format.integrity import (
+    verify_named_content,
+    verify_rows_digest,
+    with_rows_digest,
+)
 from trinityfs.format.keys import (
     KEY_CREATED_AT_MILLIS,
     KEY_LAKEHOUSE_DEF,
@@ -207,18 +212,18 @@ def encode_node(node: NodeFile, order: int, *, compression: str | None = None) -
         return pa.concat_arrays([head_arr, tail])
 
     n_buf = len(buf_keys)
-    batch = pa.RecordBatch.from_arrays(
-        [
-            column(head_keys, buf_keys, n_buf),
-            column(head_values, buf_values, n_buf),
-            column(head_pnodes, None, n_buf),
-            column(head_txns, buf_txns, n_buf),
-        ],
-        schema=SCHEMA,
-    )
+    arrays = [
+        column(head_keys, buf_keys, n_buf),
+        column(head_values, buf_values, n_buf),
+        column(head_pnodes, None, n_buf),
+        column(head_txns, buf_txns, n_buf),
+    ]
+    # The rows checksum makes every node file, roots included, verifiable on read.
+    schema = with_rows_digest(SCHEMA, arrays)
+    batch = pa.RecordBatch.from_arrays(arrays, schema=schema)
     sink = pa.BufferOutputStream()
     options = pa.ipc.IpcWriteOptions(compression=compression)
-    with pa.ipc.new_file(sink, SCHEMA, options=options) as writer:
+    with pa.ipc.new_file(sink, schema, options=options) as writer:
         writer.write_batch(batch)
     return sink.getvalue().to_pybytes()
 
@@ -360,12 +365,18 @@ def decode_node(data: bytes, order: int | None, path: str) -> NodeFile:
 
     With `order` None the key table size is inferred: it runs from the first row with
     null key and value up to the first row with a txn (or the end of the file).
-    Locations are checked with validate_location's rules (UnsafeLocationError).
+    Locations are checked with validate_location's rules (UnsafeLocationError). The
+    bytes are verified against the content hash in the file name when it has one, else
+    the rows against the checksum the file carries (format/integrity.py); a file with
+    neither (another writer, older trinityfs) gets the structural checks only.
     """
     if order is not None:
         _check_order(order)
+    named = verify_named_content(path, data)
     table = _read_table(data, path)
     cols = [table.column(name).combine_chunks() for name in COLUMNS]
+    if not named:
+        verify_rows_digest(table.schema, cols, path)
     n_rows = table.num_rows
     start = _first(pc.and_(cols[0].is_null(), cols[1].is_null()))
     if start < 0:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 import string
-import uuid
 
 import mmh3
 
 from trinityfs.errors import InvalidArgumentError, InvalidNameError, UnsafeLocationError
+from trinityfs.format.integrity import content_uuid
 from trinityfs.format.names import validate_name
 
 LATEST_HINT = "_latest_hint.txt"
@@ -132,21 +132,31 @@ def _token(value: str, kind: str) -> str:
     return value
 
 
-def new_node_location() -> str:
-    """A fresh location for a non-root node file."""
-    return optimized_path(f"node-{uuid.uuid4()}.arrow")
+def _content(data: bytes) -> bytes:
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise InvalidArgumentError(
+            f"a new file name derives from the file's bytes; got {type(data).__name__}"
+        )
+    return bytes(data)
 
 
-def new_definition_location(kind: str, ns: str, name: str | None = None) -> str:
-    """A fresh location for a namespace (name None), table or view definition file."""
+def new_node_location(data: bytes) -> str:
+    """A fresh location for a non-root node file holding `data` (content-hash name)."""
+    return optimized_path(f"node-{content_uuid(_content(data))}.arrow")
+
+
+def new_definition_location(kind: str, ns: str, name: str | None, data: bytes) -> str:
+    """A fresh location for a namespace (name None), table or view definition file
+    holding `data` (content-hash name)."""
+    unique = content_uuid(_content(data))
     if kind == "namespace":
         if name is not None:
             raise InvalidArgumentError("a namespace definition location takes no object name")
-        original = f"namespace-{_label(ns, 'namespace')}-{uuid.uuid4()}.binpb"
+        original = f"namespace-{_label(ns, 'namespace')}-{unique}.binpb"
     elif kind in ("table", "view"):
         if name is None:
             raise InvalidArgumentError(f"a {kind} definition location needs the {kind} name")
-        original = f"{kind}-{_label(ns, 'namespace')}-{_label(name, kind)}-{uuid.uuid4()}.binpb"
+        original = f"{kind}-{_label(ns, 'namespace')}-{_label(name, kind)}-{unique}.binpb"
     else:
         raise InvalidArgumentError(
             f"unknown definition kind {kind!r}; expected namespace, table or view"
@@ -154,9 +164,9 @@ def new_definition_location(kind: str, ns: str, name: str | None = None) -> str:
     return validate_location(optimized_path(original))
 
 
-def new_lakehouse_def_location() -> str:
-    """A fresh location for a lakehouse definition file (not optimized)."""
-    return f"_lakehouse_def_{uuid.uuid4()}.binpb"
+def new_lakehouse_def_location(data: bytes) -> str:
+    """A fresh location for a lakehouse definition file holding `data` (not optimized)."""
+    return f"_lakehouse_def_{content_uuid(_content(data))}.binpb"
 
 
 def transaction_location(txn_id: str) -> str:

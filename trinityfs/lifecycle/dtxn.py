@@ -119,8 +119,9 @@ class DistributedTxn(Transaction):
         ldef_location = base.lakehouse_def_location
         files = dict(self.files)
         if self.new_lakehouse_def is not None:
-            ldef_location = new_lakehouse_def_location()
-            files[ldef_location] = encode_definition(self.new_lakehouse_def)
+            ldef_bytes = encode_definition(self.new_lakehouse_def)
+            ldef_location = new_lakehouse_def_location(ldef_bytes)
+            files[ldef_location] = ldef_bytes
         storage.write_immutable_many(files)
         running = self.tdef.beginning_root_node_file_path
         if self.pending or self.new_lakehouse_def is not None:
@@ -135,7 +136,7 @@ class DistributedTxn(Transaction):
                 previous=base,
                 extra={DEPENDENCIES_ROW: _dependencies_to_json(self.deps)},
             )
-            running = new_node_location()
+            running = new_node_location(data)
             storage.write_immutable(running, data)
         tdef = TransactionDef()
         tdef.CopyFrom(self.tdef)

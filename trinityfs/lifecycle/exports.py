@@ -351,8 +351,9 @@ def _copy_root(
                 return ref
             nf = node.to_file()
             nf.children = [copy(c, level + 1) for c in nf.children]
-            location = new_node_location()
-            copies.append((location, encode_node(nf, order)))
+            node_bytes = encode_node(nf, order)
+            location = new_node_location(node_bytes)
+            copies.append((location, node_bytes))
             return location
 
         root.children = [copy(c, 1) for c in root.children]
@@ -420,8 +421,8 @@ def _full(engine: Engine, name: str, version: int, report: _Progress, threads: i
     order = ldef.order
     ldef.exported_snapshots.clear()
     ldef.properties[SOURCE_VERSION_PROPERTY] = str(version)
-    new_ldef_location = new_lakehouse_def_location()
     ldef_bytes = encode_definition(ldef)
+    new_ldef_location = new_lakehouse_def_location(ldef_bytes)
     target.write(new_ldef_location, ldef_bytes)
     report.add(len(ldef_bytes))
     root.system[KEY_LAKEHOUSE_DEF] = new_ldef_location

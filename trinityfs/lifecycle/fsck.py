@@ -11,6 +11,10 @@ Checks, collecting every problem instead of stopping at the first:
 - every pointer resolves inside the root: child nodes, definition files (each read and
   decoded as the type its key says), lakehouse definitions (locations that would leave
   the root are already refused when a node file is decoded);
+- every file read is verified (content hash in its name, rows checksum in node files;
+  docs/FORMAT-CHOICES.md "Integrity"), and each missing or corrupt file is reported with
+  every kept version that reaches it (`versions`, and `affected_versions` per version);
+  files too old to carry a hash or checksum are counted in `unverified_files`;
 - every export recorded in the latest LakehouseDef, read like a version (against its
   own directory for a full export), with the same checks;
 - every distributed transaction file: readable, its base version still kept while it
@@ -28,7 +32,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from google.protobuf.message import Message
 
@@ -46,6 +50,7 @@ from trinityfs.format.definitions import (
     decode_definition,
     validate_lakehouse_def,
 )
+from trinityfs.format.integrity import ROWS_DIGEST_KEY, has_content_name
 from trinityfs.format.keys import (
     KEY_LAKEHOUSE_DEF,
     KEY_PREVIOUS_ROOT,
@@ -79,6 +84,7 @@ class FsckProblem:
     location: str
     message: str
     version: int | None = None
+    versions: tuple[int, ...] = ()  # every kept version that reaches the file
 
     def to_dict(self) -> dict:
         return {
@@ -86,6 +92,7 @@ class FsckProblem:
             "location": self.location,
             "message": self.message,
             "version": self.version,
+            "versions": list(self.versions),
         }
 
 
@@ -99,6 +106,8 @@ class FsckReport:
     transactions: list[dict] = field(default_factory=list)
     nodes_checked: int = 0
     definitions_checked: int = 0
+    unverified_files: int = 0
+    affected_versions: dict[int, list[str]] = field(default_factory=dict)
     errors: list[FsckProblem] = field(default_factory=list)
     warnings: list[FsckProblem] = field(default_factory=list)
     orphans: list[StoredFile] = field(default_factory=list)
@@ -135,6 +144,8 @@ class FsckReport:
             "transactions": self.transactions,
             "nodes_checked": self.nodes_checked,
             "definitions_checked": self.definitions_checked,
+            "unverified_files": self.unverified_files,
+            "affected_versions": {str(v): locs for v, locs in self.affected_versions.items()},
             "errors": [p.to_dict() for p in self.errors],
             "warnings": [p.to_dict() for p in self.warnings],
             "orphans": [f.to_dict() for f in self.orphans],
@@ -183,13 +194,18 @@ def _fsck(engine: Engine, report: FsckReport, threads: int) -> None:
 
     # Reachability and pointers, for every kept version at once.
     keys_of: dict[str, set[str]] = {}
+    refs: dict[str, list[str]] = {}  # node file -> every file it points to
+    unverified: set[str] = set()
 
-    def remember_keys(_loc: str, _data: bytes, nf: NodeFile) -> None:
+    def remember_keys(loc: str, data: bytes, nf: NodeFile) -> None:
         for key, value in zip(nf.keys, nf.values, strict=True):
             keys_of.setdefault(value, set()).add(key)
         for key, value, _txn in nf.buffer:
             if value is not None:
                 keys_of.setdefault(value, set()).add(key)
+        refs[loc] = _pointers(nf)
+        if not has_content_name(loc) and ROWS_DIGEST_KEY not in data:
+            unverified.add(loc)
 
     marker = Marker(storage, threads=threads, strict=False, on_node=remember_keys)
     kept = [root_node_file(v) for v in range(oldest, latest + 1)]
@@ -278,11 +294,69 @@ def _fsck(engine: Engine, report: FsckReport, threads: int) -> None:
             )
     report.nodes_checked = len(marker.nodes) + len(loaded)
     _check_definitions(storage, "", marker, keys_of, inventory, report, threads)
+    unverified.update(
+        loc for loc in marker.definitions | marker.lakehouse_defs if not has_content_name(loc)
+    )
+    report.unverified_files = len(unverified)
+    _attribute_to_versions(report, refs, oldest, latest)
 
     # Orphans: every cutoff in the past, so nothing counts as too young to be one.
     sweep = find_unreachable(inventory, live, now, include_roots=True)
     report.orphans = sweep.garbage + sweep.young
     report.unknown_files = sweep.unknown
+
+
+def _pointers(nf: NodeFile) -> list[str]:
+    out = list(nf.children or ())
+    out.extend(nf.values)
+    out.extend(value for _key, value, _txn in nf.buffer if value is not None)
+    if KEY_LAKEHOUSE_DEF in nf.system:
+        out.append(nf.system[KEY_LAKEHOUSE_DEF])
+    return out
+
+
+def _attribute_to_versions(
+    report: FsckReport, refs: dict[str, list[str]], oldest: int, latest: int
+) -> None:
+    """Name, for each missing or corrupt file, every kept version whose tree reaches it."""
+    bad = {p.location for p in report.errors if p.kind in ("missing", "corrupt")}
+    if not bad:
+        return
+    below: dict[str, frozenset[str]] = {}
+
+    def bad_below(start: str) -> frozenset[str]:
+        # iterative post-order over the DAG of node files (shared subtrees once)
+        stack = [(start, False)]
+        while stack:
+            loc, expanded = stack.pop()
+            if loc in below:
+                continue
+            targets = refs.get(loc, ())
+            if not expanded:
+                stack.append((loc, True))
+                stack.extend((t, False) for t in targets if t in refs and t not in below)
+                continue
+            found = {loc} if loc in bad else set()
+            for t in targets:
+                found |= below.get(t, frozenset({t} & bad))
+            below[loc] = frozenset(found)
+        return below[start]
+
+    reached: dict[str, list[int]] = {}
+    for version in range(oldest, latest + 1):
+        root = root_node_file(version)
+        files = bad_below(root) if root in refs else frozenset({root} & bad)
+        for loc in files:
+            reached.setdefault(loc, []).append(version)
+        if files:
+            report.affected_versions[version] = sorted(files)
+    report.errors = [
+        replace(p, versions=tuple(reached.get(p.location, ()))) if p.location in reached else p
+        for p in report.errors
+    ]
+    for p in report.errors:
+        if p.version is not None and p.kind not in ("missing", "corrupt"):
+            report.affected_versions.setdefault(p.version, []).append(p.location)
 
 
 def _lakehouse_def(

@@ -65,15 +65,25 @@ class Storage:
         return data
 
     def read_immutable(self, loc: str) -> bytes:
-        """Like `read` for a file that never changes (node, definition): cached."""
+        """Like `read` for a file that never changes (node, definition, root): cached.
+
+        Only verified bytes enter the cache: the content hash in the name when there is
+        one, else non-empty and (node files) a complete Arrow file. A failed or short
+        read raises CorruptFileError naming the file and is read again next time.
+        """
         loc = _validate(loc)
         data = self.cache.get(loc)
         if data is not None:
             self.stats.record("read_cached_hit")
             return data
         data = self.read(loc)
+        _checker()(loc, data)
         self.cache.put(loc, data)
         return data
+
+    def forget(self, loc: str) -> None:
+        """Drop cached bytes of `loc` (they did not decode: the next read goes to storage)."""
+        self.cache.discard(loc)
 
     def exists(self, loc: str) -> bool:
         """Whether a file exists at `loc`."""
@@ -293,6 +303,13 @@ def _validator() -> Any:
     from trinityfs.format.paths import validate_location
 
     return validate_location
+
+
+@cache
+def _checker() -> Any:
+    from trinityfs.format.integrity import check_file_bytes
+
+    return check_file_bytes
 
 
 def _validate(loc: str) -> str:

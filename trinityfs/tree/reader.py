@@ -10,12 +10,31 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterator
 
+from trinityfs.errors import CorruptFileError
+from trinityfs.format.paths import parse_root_node_file
 from trinityfs.tree.node import Node
 from trinityfs.tree.store import NodeStore
 
 
+def version_of(root: Node) -> int | None:
+    """The version a committed root belongs to (None for exports, transactions, new roots)."""
+    if root.location is None:
+        return None
+    return parse_root_node_file(root.location.rpartition("/")[2])
+
+
 def lookup(store: NodeStore, root: Node, key: str) -> str | None:
-    """The value of `key`, or None when the tree does not hold it."""
+    """The value of `key`, or None when the tree does not hold it.
+
+    A corrupt node raises CorruptFileError naming the file and the root's version.
+    """
+    try:
+        return _lookup(store, root, key)
+    except CorruptFileError as exc:
+        raise exc.with_version(version_of(root)) from None
+
+
+def _lookup(store: NodeStore, root: Node, key: str) -> str | None:
     node = root
     while True:
         message = node.buffer.get(key)
@@ -32,8 +51,14 @@ def lookup(store: NodeStore, root: Node, key: str) -> str | None:
 def scan(
     store: NodeStore, root: Node, lo: str = "", hi: str | None = None
 ) -> Iterator[tuple[str, str]]:
-    """Live (key, value) pairs with lo <= key < hi, in key order (hi None: unbounded)."""
-    return _scan(store, root, lo, hi)
+    """Live (key, value) pairs with lo <= key < hi, in key order (hi None: unbounded).
+
+    A corrupt node raises CorruptFileError naming the file and the root's version.
+    """
+    try:
+        yield from _scan(store, root, lo, hi)
+    except CorruptFileError as exc:
+        raise exc.with_version(version_of(root)) from None
 
 
 def prefix_upper_bound(prefix: str) -> str | None:

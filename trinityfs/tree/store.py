@@ -10,13 +10,19 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 
+from trinityfs.errors import CorruptFileError
 from trinityfs.format.nodefile import decode_node, encode_node
 from trinityfs.format.paths import new_node_location
 from trinityfs.storage import Storage
 from trinityfs.tree.node import Node
 
 DEFAULT_CACHED_NODES = 4096
+# Locations whose whole subtree this process verified; past this many it starts over
+# (costs re-reads, never correctness).
+MAX_VERIFIED_SUBTREES = 1_000_000
+VERIFY_THREADS = 16
 
 
 class NodeStore:
@@ -28,6 +34,7 @@ class NodeStore:
         self._cached_nodes = cached_nodes
         self._cache: OrderedDict[str, Node] = OrderedDict()
         self._lock = threading.Lock()
+        self._verified_subtrees: set[str] = set()
         self.nodes_decoded = 0
 
     def load(self, location: str) -> Node:
@@ -38,7 +45,11 @@ class NodeStore:
                 self._cache.move_to_end(location)
                 return node
         data = self.storage.read_immutable(location)
-        node = Node.from_file(decode_node(data, self.order, location), location)
+        try:
+            node = Node.from_file(decode_node(data, self.order, location), location)
+        except CorruptFileError:
+            self.storage.forget(location)  # never keep bytes that did not decode
+            raise
         with self._lock:
             self.nodes_decoded += 1
             self._cache[location] = node
@@ -49,22 +60,61 @@ class NodeStore:
     def resolve(self, ref: str | Node) -> Node:
         return ref if isinstance(ref, Node) else self.load(ref)
 
+    def verify_below(self, root: Node) -> int:
+        """Verify every committed node file reachable from `root` (CorruptFileError or
+        StorageFileNotFoundError naming the first bad one); returns the files read.
+
+        Each file is read and verified once per store: a subtree verified before is
+        skipped (node files are immutable and named by their content), so after the
+        first commit of a process this reads only the nodes other writers added since.
+        """
+        frontier: list[str] = []
+        stack = [root]
+        while stack:  # new nodes of this commit live in memory: look below them
+            node = stack.pop()
+            for child in node.children or ():
+                (stack if isinstance(child, Node) else frontier).append(child)
+        visited: list[str] = []
+        reads = 0
+        with self._lock:
+            done = self._verified_subtrees
+        while frontier:
+            todo = sorted({loc for loc in frontier if loc not in done})
+            if not todo:
+                break
+            reads += len(todo)
+            if len(todo) == 1:
+                loaded = [self.load(todo[0])]
+            else:
+                with ThreadPoolExecutor(max_workers=min(VERIFY_THREADS, len(todo))) as pool:
+                    loaded = list(pool.map(self.load, todo))
+            visited.extend(todo)
+            frontier = [c for node in loaded for c in node.children or () if isinstance(c, str)]
+        with self._lock:
+            if len(self._verified_subtrees) + len(visited) > MAX_VERIFIED_SUBTREES:
+                self._verified_subtrees = set()
+            self._verified_subtrees.update(visited)
+        return reads
+
     def write_new_nodes(
         self, root: Node, created_at_millis: int | None = None, compression: str | None = None
     ) -> list[str]:
         """Give every new (uncommitted) node below `root` a location and write it.
 
-        Children are encoded before their parents so that every pointer is known; the
-        files themselves are written in parallel. The root itself is not written (its
-        name is the version, created by the commit). Returns the locations written.
+        First verifies every committed node the new tree reaches (`verify_below`), so no
+        commit lands on a tree with a corrupt or missing node file. Children are encoded
+        before their parents so that every pointer is known; the files themselves are
+        written in parallel. The root itself is not written (its name is the version,
+        created by the commit). Returns the locations written.
         """
+        self.verify_below(root)
         pending: list[tuple[str, bytes]] = []
         written = _new_nodes_bottom_up(root)
         stamp = str(time.time_ns() // 1_000_000 if created_at_millis is None else created_at_millis)
         for node in written:
             node.system = {"created_at_millis": stamp}
-            location = new_node_location()
             data = encode_node(node.to_file(), self.order, compression=compression)
+            location = new_node_location(data)
             pending.append((location, data))
             node.location = location
         self._write_all(pending)
@@ -72,6 +122,8 @@ class NodeStore:
             _detach_children(node)
         for node in written:
             self.remember(node)
+        with self._lock:  # their subtrees were verified above, and they are ours
+            self._verified_subtrees.update(location for location, _ in pending)
         return [location for location, _ in pending]
 
     def _write_all(self, files: list[tuple[str, bytes]]) -> None:

@@ -100,5 +100,6 @@ class PropertyUpdate:
                 f"of {self.describe}",
             )
         self.apply(msg)
-        location = new_definition_location(self.kind, self.namespace, self.name)
-        return location, encode_definition(msg)
+        data = encode_definition(msg)
+        location = new_definition_location(self.kind, self.namespace, self.name, data)
+        return location, data

@@ -12,6 +12,7 @@ import threading
 from collections import OrderedDict
 
 from trinityfs.errors import (
+    CorruptFileError,
     LakehouseNotFoundError,
     StorageFileNotFoundError,
     TrinityError,
@@ -29,6 +30,7 @@ from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.storage import Storage
 from trinityfs.storage.settle import create_settled
 from trinityfs.tree import Node
+from trinityfs.tree.reader import version_of
 
 log = logging.getLogger(__name__)
 
@@ -125,9 +127,12 @@ class RootStore:
         location = root_node_file(version)
         try:
             data = self.storage.read_immutable(location)
+            root = Node.from_file(decode_node(data, None, location), location)
         except StorageFileNotFoundError:
             raise VersionNotFoundError(f"version {version} does not exist") from None
-        root = Node.from_file(decode_node(data, None, location), location)
+        except CorruptFileError as exc:
+            self.storage.forget(location)  # never keep bytes that did not decode
+            raise exc.with_version(version) from None
         self.remember(version, root)
         return root
 
@@ -150,11 +155,15 @@ class RootStore:
 
     def lakehouse_def(self, root: Node) -> tuple[str, LakehouseDef]:
         location = root.system.get("lakehouse_def")
+        version = version_of(root)
         if location is None:
-            from trinityfs.errors import CorruptFileError
-
-            raise CorruptFileError(root.location or "<root>", "no lakehouse_def row")
-        ldef = decode_definition(self.storage.read_immutable(location), LakehouseDef, location)
+            raise CorruptFileError(root.location or "<root>", "no lakehouse_def row", version)
+        try:
+            data = self.storage.read_immutable(location)
+            ldef = decode_definition(data, LakehouseDef, location)
+        except CorruptFileError as exc:
+            self.storage.forget(location)
+            raise exc.with_version(version) from None
         validate_lakehouse_def(ldef)
         return location, ldef
 

@@ -217,8 +217,9 @@ class Transaction:
         if self._ldef_location is None:
             ldef_location = self.base.lakehouse_def_location
             if self.new_lakehouse_def is not None:
-                ldef_location = new_lakehouse_def_location()
-                self.files[ldef_location] = encode_definition(self.new_lakehouse_def)
+                ldef_bytes = encode_definition(self.new_lakehouse_def)
+                ldef_location = new_lakehouse_def_location(ldef_bytes)
+                self.files[ldef_location] = ldef_bytes
             self.engine.storage.write_immutable_many(self.files)
             self._ldef_location = ldef_location
             self._deadline = time.monotonic() + commit_window_millis(self.base.lakehouse_def) / 1000

@@ -1,0 +1,180 @@
+"""Verifiable file names and checksums (FORMAT.md section 1 lets writers do this).
+
+Two mechanisms, chosen so that readers following FORMAT.md see nothing new:
+
+* **Content-hash names.** The `<uuid4>` part of a node or definition file name (and of a
+  lakehouse definition name) is an RFC 9562 version 8 UUID whose 122 free bits are
+  60 bits of SHA-256 of the file's bytes, a 20-bit tag marking this scheme and 42 random
+  bits. The random part keeps names unique even for identical content (a file that
+  expiration may be sweeping is never reused). A reader that knows the tag verifies the
+  bytes against the name; every other UUID (older trinityfs files, other writers) is
+  opaque and is checked structurally only.
+* **Row checksums in node files.** Root files have fixed names, so every node file
+  carries the SHA-256 of its decoded rows in the Arrow schema's custom metadata
+  (`trinityfs.rows-sha256`), invisible to readers that only read the four columns. A
+  root's checksum covers its children's names, which cover their content: one verified
+  root authenticates the whole version (a Merkle tree).
+
+See docs/FORMAT-CHOICES.md ("Integrity") for the argument.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import uuid
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from trinityfs.errors import CorruptFileError
+
+HASH_BITS = 60
+TAG_BITS = 20
+RANDOM_BITS = 42
+# "trinityfs content hash, scheme 1": the 20 bits after the hash in the free bits.
+SCHEME_TAG = 0x7F1A1
+ROWS_DIGEST_KEY = b"trinityfs.rows-sha256"
+_ROWS_DIGEST_DOMAIN = b"trinityfs node rows v1\x00"
+
+_UUID_IN_NAME = re.compile(
+    r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.(?:arrow|binpb)$"
+)
+_ARROW_MAGIC = b"ARROW1"
+# Node files by the names FORMAT.md gives them: roots, optimized node paths, export roots.
+_NODE_FILE = re.compile(
+    r"(?:^|/)(?:_[01]{64}|[01]{4}/[01]{4}/[01]{4}/[01]{8}-node-[^/]*|_export_[^/]*)\.arrow$"
+)
+
+
+def _content_bits(data: bytes) -> int:
+    digest = hashlib.sha256(data).digest()
+    return int.from_bytes(digest[:8], "big") >> (64 - HASH_BITS)
+
+
+def _pack(free: int) -> uuid.UUID:
+    """Lay 122 free bits into a UUID around its version (8) and variant (0b10) bits."""
+    top48 = free >> 74
+    mid12 = (free >> 62) & 0xFFF
+    low62 = free & ((1 << 62) - 1)
+    return uuid.UUID(int=(top48 << 80) | (0x8 << 76) | (mid12 << 64) | (0b10 << 62) | low62)
+
+
+def _unpack(value: uuid.UUID) -> int:
+    n = value.int
+    return ((n >> 80) << 74) | (((n >> 64) & 0xFFF) << 62) | (n & ((1 << 62) - 1))
+
+
+def content_uuid(data: bytes) -> str:
+    """A fresh UUID string naming a file with content `data` (hash + tag + random bits)."""
+    free = (
+        (_content_bits(data) << (TAG_BITS + RANDOM_BITS))
+        | (SCHEME_TAG << RANDOM_BITS)
+        | secrets.randbits(RANDOM_BITS)
+    )
+    return str(_pack(free))
+
+
+def name_hash(location: str) -> int | None:
+    """The content hash a file name carries, or None when it carries none (legacy name)."""
+    match = _UUID_IN_NAME.search(location)
+    if match is None:
+        return None
+    value = uuid.UUID(match.group(1))
+    if value.version != 8 or value.variant != uuid.RFC_4122:
+        return None
+    free = _unpack(value)
+    if (free >> RANDOM_BITS) & ((1 << TAG_BITS) - 1) != SCHEME_TAG:
+        return None
+    return free >> (TAG_BITS + RANDOM_BITS)
+
+
+def has_content_name(location: str) -> bool:
+    """Whether the name of `location` lets a reader verify the file's bytes."""
+    return name_hash(location) is not None
+
+
+def verify_named_content(location: str, data: bytes) -> bool:
+    """Check `data` against the hash in the name: True if verified, False if the name has
+    no hash (a legacy name), CorruptFileError naming the file if they disagree."""
+    expected = name_hash(location)
+    if expected is None:
+        return False
+    if not data:
+        raise CorruptFileError(location, "the file is empty (0 bytes)")
+    if _content_bits(data) != expected:
+        raise CorruptFileError(
+            location,
+            f"content does not match the hash in its name ({len(data)} bytes read; "
+            "truncated, bit-flipped or replaced)",
+        )
+    return True
+
+
+def check_file_bytes(location: str, data: bytes) -> None:
+    """Cheap checks before caching bytes of an immutable file: the name hash when there
+    is one, otherwise a node file (by its FORMAT.md name) must be a complete Arrow file,
+    beginning and ending with its magic, so a short read of one never passes."""
+    if verify_named_content(location, data):
+        return
+    if _NODE_FILE.search(location) and (
+        not data.startswith(_ARROW_MAGIC) or not data.endswith(_ARROW_MAGIC)
+    ):
+        raise CorruptFileError(
+            location, f"not a complete Arrow IPC file ({len(data)} bytes; truncated?)"
+        )
+
+
+def rows_digest(columns: list[pa.Array]) -> str:
+    """SHA-256 (hex) of the rows of a node file's string columns.
+
+    Per column: validity as one byte per row, value lengths as little-endian int32 (0 for
+    null), then the value bytes. Computed from the Arrow buffers, so it costs one pass.
+    """
+    h = hashlib.sha256(_ROWS_DIGEST_DOMAIN)
+    n_rows = len(columns[0]) if columns else 0
+    h.update(n_rows.to_bytes(8, "little"))
+    for column in columns:
+        if not pa.types.is_string(column.type) or len(column) != n_rows:
+            raise ValueError("rows_digest needs string columns of equal length")
+        valid = pc.cast(pc.is_valid(column), pa.uint8())
+        lengths = pc.fill_null(pc.binary_length(column), 0).cast(pa.int32())
+        h.update(_array_bytes(valid, 1))
+        h.update(_array_bytes(lengths, 4))
+        offsets, data = column.buffers()[1], column.buffers()[2]
+        if n_rows and data is not None:
+            first = int.from_bytes(offsets[4 * column.offset : 4 * column.offset + 4], "little")
+            end = 4 * (column.offset + n_rows)
+            last = int.from_bytes(offsets[end : end + 4], "little")
+            h.update(memoryview(data)[first:last])
+    return h.hexdigest()
+
+
+def _array_bytes(array: pa.Array, width: int) -> memoryview:
+    buffer = array.buffers()[1]
+    start = array.offset * width
+    return memoryview(buffer)[start : start + len(array) * width]
+
+
+def with_rows_digest(schema: pa.Schema, columns: list[pa.Array]) -> pa.Schema:
+    """`schema` carrying the rows digest of `columns` in its custom metadata."""
+    metadata = dict(schema.metadata or {})
+    metadata[ROWS_DIGEST_KEY] = rows_digest(columns).encode("ascii")
+    return schema.with_metadata(metadata)
+
+
+def verify_rows_digest(schema: pa.Schema, columns: list[pa.Array], path: str) -> bool:
+    """Check a node file's rows against its stored digest: True if verified, False if it
+    carries none (written by another writer or an older trinityfs)."""
+    metadata = schema.metadata or {}
+    stored = metadata.get(ROWS_DIGEST_KEY)
+    if stored is None:
+        if any(key.startswith(b"trinityfs.") for key in metadata):
+            raise CorruptFileError(path, "damaged trinityfs metadata (unknown checksum key)")
+        return False
+    if stored.decode("ascii", "replace") != rows_digest(columns):
+        raise CorruptFileError(
+            path, "rows do not match the checksum stored in the file (bit-flipped or altered)"
+        )
+    return True
