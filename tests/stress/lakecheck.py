@@ -128,8 +128,11 @@ def _rows_digest(data: bytes) -> str | None:
     h.update(table.num_rows.to_bytes(8, "little"))
     for name in table.column_names:
         values = [None if v is None else v.encode() for v in table.column(name).to_pylist()]
-        h.update(bytes(0 if v is None else 1 for v in values))
-        h.update(b"".join(len(v or b"").to_bytes(4, "little") for v in values))
+        h.update(
+            b"".join(
+                (-1 if v is None else len(v)).to_bytes(4, "little", signed=True) for v in values
+            )
+        )
         h.update(b"".join(v for v in values if v is not None))
     return h.hexdigest()
 

@@ -129,8 +129,8 @@ def check_file_bytes(location: str, data: bytes) -> None:
 def rows_digest(columns: list[pa.Array]) -> str:
     """SHA-256 (hex) of the rows of a node file's string columns.
 
-    Per column: validity as one byte per row, value lengths as little-endian int32 (0 for
-    null), then the value bytes. Computed from the Arrow buffers, so it costs one pass.
+    Per column: the value lengths as little-endian int32 (-1 for null), then the value
+    bytes. Computed from the Arrow buffers, so it costs one pass.
     """
     h = hashlib.sha256(_ROWS_DIGEST_DOMAIN)
     n_rows = len(columns[0]) if columns else 0
@@ -138,9 +138,7 @@ def rows_digest(columns: list[pa.Array]) -> str:
     for column in columns:
         if not pa.types.is_string(column.type) or len(column) != n_rows:
             raise ValueError("rows_digest needs string columns of equal length")
-        valid = pc.cast(pc.is_valid(column), pa.uint8())
-        lengths = pc.fill_null(pc.binary_length(column), 0).cast(pa.int32())
-        h.update(_array_bytes(valid, 1))
+        lengths = pc.fill_null(pc.binary_length(column), -1)
         h.update(_array_bytes(lengths, 4))
         offsets, data = column.buffers()[1], column.buffers()[2]
         if n_rows and data is not None:

@@ -1,0 +1,274 @@
+"""The corruption matrix: damage one file of a lakehouse, then read, fsck and commit.
+
+Every file kind the format has (the latest and an older root, an inner node, a leaf,
+namespace, table and view definitions, the lakehouse definition, the latest-version hint
+and the oldest-version marker) gets every damage (deleted, truncated to 0 bytes, to half,
+by one byte, bit flips spread over the file, one-bit flips inside stored keys). Each case
+runs on a fresh copy of one pristine lakehouse, through a fresh `Lakehouse` handle, and is
+judged on three counts:
+
+- reads: every version whose tree reaches the file (and the latest) is read in full; the
+  outcome is an error naming the file (or, for a deleted root, its version), or exactly
+  the pristine answer. Anything else is a *silent wrong answer*.
+- checkers: fsck and the independent checker (tests/stress/lakecheck.py) must flag every
+  case whose reads failed.
+- commits: a commit through a fresh handle either fails, or lands on a tree whose node
+  files and lakehouse definition all verify (fsck of the new version). A commit that
+  lands while an unrelated definition file is damaged is counted separately: commits do
+  not read every definition (reads and fsck still report it).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from trinityfs import Lakehouse
+from trinityfs.errors import NotFoundError, TrinityError, VersionNotFoundError
+from trinityfs.format.nodefile import decode_node
+from trinityfs.format.paths import LATEST_HINT, OLDEST_VERSION, root_node_file
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "stress"))
+from lakecheck import reachable, read_state, verify_files
+
+SMALL_TREE = {
+    "order": 4,
+    "namespace_name_max_size_bytes": 16,
+    "table_name_max_size_bytes": 16,
+    "view_name_max_size_bytes": 16,
+    "node_file_max_size_bytes": 4 * (16 + 16 + 204) + 600,
+}
+NO_FSYNC = {"fsync": False}
+SILENT = "SILENT-WRONG-ANSWER"
+# name -> counts, printed at the end of the run by conftest.py
+MATRIX_FIGURES: dict[str, dict[str, int]] = {}
+
+
+@dataclass
+class Pristine:
+    path: Path
+    latest: int
+    oldest: int
+    states: dict[int, object]
+    targets: dict[str, str]  # kind -> location
+    reached_by: dict[str, list[int]]  # location -> versions whose tree reaches it
+
+
+@dataclass
+class Outcome:
+    case: str
+    read: str  # correct | detected | unnamed-error | SILENT
+    fsck_flags: bool
+    independent_flags: bool
+    commit: str  # refused | landed-verified | landed-over-damaged-definition | LANDED-CORRUPT
+    detail: str = ""
+
+
+@dataclass
+class Figures:
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        c: Counter[str] = Counter()
+        for o in self.outcomes:
+            c["cases"] += 1
+            c[f"read {o.read}"] += 1
+            c[f"commit {o.commit}"] += 1
+            if o.read in ("detected", "unnamed-error") and not o.fsck_flags:
+                c["fsck missed a failed read"] += 1
+            if o.read in ("detected", "unnamed-error") and not o.independent_flags:
+                c["independent checker missed a failed read"] += 1
+        return dict(sorted(c.items()))
+
+    def failures(self) -> list[Outcome]:
+        return [
+            o
+            for o in self.outcomes
+            if o.read in (SILENT, "unnamed-error")
+            or o.commit == "LANDED-CORRUPT"
+            or (o.read == "detected" and not (o.fsck_flags and o.independent_flags))
+        ]
+
+
+def build_pristine(path: Path) -> Pristine:
+    """A small multi-level lakehouse with history, a dropped table, views and markers."""
+    lake = Lakehouse.create(str(path), storage_options=NO_FSYNC, **SMALL_TREE)
+    lake.create_namespace("ns1", {"owner": "alice"})
+    lake.create_namespace("ns2")
+    for i in range(0, 80, 2):
+        lake.create_table("ns1", f"t{i:02d}", {"properties": {"n": str(i)}})
+    lake.create_view("ns2", "v1", {"properties": {"sql": "select 1"}})
+    lake.drop_table("ns1", "t04")  # a flip must not make it reappear
+    lake.create_table("ns2", "last", {"properties": {"n": "last"}})
+    lake.storage.write(OLDEST_VERSION, b"0\n")
+    latest = lake.latest_version()
+    states = {v: read_state(lake.at(v)) for v in range(0, latest + 1)}
+
+    storage = lake.storage
+    reached_by: dict[str, list[int]] = {}
+    inner = leaf = None
+    for v in range(0, latest + 1):
+        todo = [root_node_file(v)]
+        seen: set[str] = set()
+        while todo:
+            loc = todo.pop()
+            if loc in seen:
+                continue
+            seen.add(loc)
+            nf = decode_node(storage.read(loc), None, loc)
+            if v == latest and loc != root_node_file(v):
+                if nf.children is not None:
+                    inner = inner or loc
+                else:
+                    leaf = leaf or loc
+            todo.extend(nf.children or ())
+            seen.update(nf.values)
+            seen.update(val for _k, val, _t in nf.buffer if val is not None)
+            if "lakehouse_def" in nf.system:
+                seen.add(nf.system["lakehouse_def"])
+        for loc in seen:
+            reached_by.setdefault(loc, []).append(v)
+    assert inner and leaf, "the pristine tree must have inner nodes and leaves"
+    view = lake.snapshot()
+    defs = {ref.kind: loc for ref, loc in view.iter_all()}
+    targets = {
+        "root (latest)": root_node_file(latest),
+        "root (older)": root_node_file(latest - 3),
+        "inner node": inner,
+        "leaf": leaf,
+        "namespace definition": defs["namespace"],
+        "table definition": defs["table"],
+        "view definition": defs["view"],
+        "lakehouse definition": lake.engine.snapshot().lakehouse_def_location,
+        "hint": LATEST_HINT,
+        "marker": OLDEST_VERSION,
+    }
+    for v in range(0, latest + 1):
+        reached_by.setdefault(root_node_file(v), []).append(v)
+    return Pristine(path, latest, 0, states, targets, reached_by)
+
+
+def damages(data: bytes, flips: int) -> list[tuple[str, bytes | None]]:
+    """(name, new content or None for deleted) for one file's bytes."""
+    out: list[tuple[str, bytes | None]] = [
+        ("deleted", None),
+        ("truncated to 0 bytes", b""),
+        ("truncated to half", data[: len(data) // 2]),
+        ("truncated by 1 byte", data[:-1]),
+    ]
+    n = len(data)
+    for i in range(flips):
+        offset = min(n - 1, (i * n) // flips + (i * 7919) % max(1, n // flips))
+        bit = i % 8
+        flipped = bytearray(data)
+        flipped[offset] ^= 1 << bit
+        out.append((f"bit {bit} flipped at byte {offset}", bytes(flipped)))
+    # one-bit flips inside stored keys that keep the key table in order
+    for name in (b"t02", b"t10", b"last", b"v1"):
+        at = data.find(name)
+        if at >= 0:
+            flipped = bytearray(data)
+            flipped[at + len(name) - 1] ^= 0x01
+            out.append((f"key flip in {name.decode()!r} at byte {at}", bytes(flipped)))
+    return out
+
+
+def independent_check(storage, versions: list[int]) -> list[str]:
+    """Problems the stress suites' independent checker finds in these versions."""
+    try:
+        reach = reachable(storage, versions)
+    except Exception as exc:  # a root or node it cannot walk
+        return [f"walk: {exc}"]
+    present = {e.location for e in storage.list("")}
+    problems = [f"missing: {loc}" for loc in sorted(reach.all - present)]
+    problems += [f"{loc}: {why}" for loc, why in verify_files(storage, reach.all & present)]
+    return problems
+
+
+def _names(exc: BaseException, location: str, versions: list[int]) -> bool:
+    text = str(exc)
+    if location in text or location.rpartition("/")[2] in text:
+        return True
+    # a deleted root is a version that no longer exists: the error names the version
+    return isinstance(exc, VersionNotFoundError) and any(f"{v}" in text for v in versions)
+
+
+def run_case(pristine: Pristine, work: Path, kind: str, name: str, content: bytes | None):
+    location = pristine.targets[kind]
+    case_dir = work / "case"
+    if case_dir.exists():
+        shutil.rmtree(case_dir)
+    shutil.copytree(pristine.path, case_dir)
+    target = case_dir / location
+    if content is None:
+        target.unlink()
+    else:
+        target.write_bytes(content)
+    url = str(case_dir)
+    reaching = sorted(pristine.reached_by.get(location, []))
+    # the newest and oldest versions reaching the file, and the latest
+    versions = sorted({*reaching[:1], *reaching[-1:], pristine.latest})
+
+    # reads
+    read = "correct"
+    detail = ""
+    lake = Lakehouse.open(url, storage_options=NO_FSYNC)
+    try:
+        latest = lake.latest_version()
+        if latest not in (pristine.latest, pristine.latest - 1) or (
+            latest != pristine.latest and location != root_node_file(pristine.latest)
+        ):
+            read, detail = SILENT, f"latest version {latest}"
+    except TrinityError as exc:
+        read, detail = (
+            ("detected" if _names(exc, location, versions) else "unnamed-error"),
+            str(exc),
+        )
+    for v in versions:
+        try:
+            state = read_state(lake.at(v))
+        except TrinityError as exc:
+            if read == "correct":
+                named = _names(exc, location, versions)
+                read, detail = ("detected" if named else "unnamed-error"), str(exc)
+            continue
+        if state != pristine.states[v] and read != "detected":
+            read, detail = SILENT, f"version {v} differs"
+
+    # checkers
+    report = Lakehouse.open(url, storage_options=NO_FSYNC).fsck()
+    fsck_flags = not report.ok
+    independent_flags = bool(independent_check(lake.storage, versions))
+
+    # commits
+    committer = Lakehouse.open(url, storage_options=NO_FSYNC)
+    try:
+        new_version = committer.create_table("ns1", "after_damage")
+    except (TrinityError, NotFoundError):
+        commit = "refused"
+    else:
+        bad = independent_check(lake.storage, [new_version])
+        tree_bad = [p for p in bad if ".binpb" not in p or "_lakehouse_def_" in p]
+        if tree_bad:
+            commit, detail = "LANDED-CORRUPT", tree_bad[0]
+        elif bad:
+            commit = "landed-over-damaged-definition"
+        else:
+            commit = "landed-verified"
+    return Outcome(f"{kind}: {name}", read, fsck_flags, independent_flags, commit, detail)
+
+
+def run_matrix(work: Path, flips: int = 18, kinds: tuple[str, ...] | None = None) -> Figures:
+    """Every damage of every target kind (or of `kinds`), each on a fresh copy."""
+    pristine = build_pristine(work / "pristine")
+    figures = Figures()
+    for kind, location in pristine.targets.items():
+        if kinds is not None and kind not in kinds:
+            continue
+        data = (pristine.path / location).read_bytes()
+        for name, content in damages(data, flips):
+            figures.outcomes.append(run_case(pristine, work, kind, name, content))
+    return figures
