@@ -40,6 +40,8 @@ SMALL_TREE = {
     "table_name_max_size_bytes": 16,
     "view_name_max_size_bytes": 16,
     "node_file_max_size_bytes": 4 * (16 + 16 + 204) + 600,
+    # uncompressed, so the key flips can find the keys' bytes
+    "properties": {"node-file.compression": "none"},
 }
 NO_FSYNC = {"fsync": False}
 SILENT = "SILENT-WRONG-ANSWER"

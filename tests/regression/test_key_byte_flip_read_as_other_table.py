@@ -26,6 +26,8 @@ SMALL_TREE = {
     "table_name_max_size_bytes": 16,
     "view_name_max_size_bytes": 16,
     "node_file_max_size_bytes": 4 * (16 + 16 + 204) + 600,
+    # uncompressed, so a key's bytes can be found and flipped in the file
+    "properties": {"node-file.compression": "none"},
 }
 
 
