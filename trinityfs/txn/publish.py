@@ -26,7 +26,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from trinityfs.errors import StorageError, TransactionExpiredError, VersionNotFoundError
+from trinityfs.errors import (
+    AmbiguousWriteError,
+    StorageError,
+    TransactionExpiredError,
+    VersionNotFoundError,
+)
 from trinityfs.format.keys import KEY_LAKEHOUSE_DEF
 from trinityfs.format.nodefile import encode_node
 from trinityfs.format.paths import root_node_file
@@ -115,7 +120,6 @@ def create_root(
 def settle_root(engine: Engine, version: int, data: bytes) -> bool:
     """Whether an earlier create of root `version` with `data`, whose outcome was
     unknown, landed; AmbiguousWriteError while reading back still fails."""
-    from trinityfs.errors import AmbiguousWriteError
     from trinityfs.storage.settle import settle
 
     landed = settle(engine.storage, root_node_file(version), data)
@@ -129,11 +133,26 @@ def settle_root(engine: Engine, version: int, data: bytes) -> bool:
 def confirm_root(engine: Engine, version: int, root: Node, *, source: int | None = None) -> None:
     """The checks after our root landed, then the hint and the root cache."""
     _check_not_below_oldest(engine, version)
-    if source is not None and not engine.roots.exists(source):
+    if source is not None and not _source_still_exists(engine, version, source):
         raise SourceExpiredError(version, source)
     engine.roots.write_hint(version)
     root.location = root_node_file(version)
     engine.roots.remember(version, root)
+
+
+def _source_still_exists(engine: Engine, version: int, source: int) -> bool:
+    """Whether root `source` is still there after root `version` landed on its tree.
+
+    Our root is in storage by now, so a failed check must not report "not committed":
+    it is an unknown outcome (AmbiguousWriteError), like a create whose reply was lost.
+    """
+    try:
+        return engine.roots.exists(source)
+    except StorageError as exc:
+        raise AmbiguousWriteError(
+            f"version {version} was created, but checking that version {source}, which "
+            f"it was built on, is still kept failed: {exc}"
+        ) from exc
 
 
 class SourceExpiredError(TransactionExpiredError):
@@ -165,8 +184,6 @@ def _check_not_below_oldest(engine: Engine, version: int) -> None:
             return
         real = roots.marker_is_real(marker)
     except StorageError as exc:
-        from trinityfs.errors import AmbiguousWriteError
-
         raise AmbiguousWriteError(
             f"version {version} was created, but reading the oldest version marker to "
             f"confirm it is readable failed: {exc}"
