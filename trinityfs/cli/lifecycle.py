@@ -216,6 +216,16 @@ def cmd_expire(ctx: Context, args: argparse.Namespace) -> int:
     return 0
 
 
+def _versions_text(versions: tuple[int, ...]) -> str:
+    """`version 7`, `versions 3, 4, 9` or `versions 3..40` for a run of versions."""
+    ordered = sorted(set(versions))
+    if len(ordered) == 1:
+        return f"version {ordered[0]}"
+    if len(ordered) > 3 and ordered[-1] - ordered[0] + 1 == len(ordered):
+        return f"versions {ordered[0]}..{ordered[-1]}"
+    return "versions " + ", ".join(str(v) for v in ordered)
+
+
 def cmd_fsck(ctx: Context, args: argparse.Namespace) -> int:
     report = ctx.lake.fsck()
     data = report.to_dict()
@@ -228,9 +238,13 @@ def cmd_fsck(ctx: Context, args: argparse.Namespace) -> int:
     bad_versions: dict[int, int] = {}
     for level, problems in (("error", report.errors), ("warning", report.warnings)):
         for problem in problems:
-            where = f"version {problem.version}: " if problem.version is not None else ""
-            if problem.version is not None and level == "error":
-                bad_versions[problem.version] = bad_versions.get(problem.version, 0) + 1
+            versions = problem.versions or (
+                (problem.version,) if problem.version is not None else ()
+            )
+            where = _versions_text(versions) + ": " if versions else ""
+            if level == "error":
+                for version in versions:
+                    bad_versions[version] = bad_versions.get(version, 0) + 1
             text = " ".join(t for t in (problem.kind, problem.location, problem.message) if t)
             lines.append(f"{level}: {where}{text}")
     if report.orphans:

@@ -284,7 +284,11 @@ def _fsck(engine: Engine, report: FsckReport, threads: int) -> None:
         else:
             report.error("missing", location, f"referenced by {referrer or '?'} but missing")
     for location, referrer, message in marker.problems:
-        report.error("corrupt", location, f"{message} (referenced by {referrer or '?'})")
+        version = parse_root_node_file(location)
+        if version is not None:
+            report.error("corrupt", location, f"root of version {version}: {message}", version)
+        else:
+            report.error("corrupt", location, f"{message} (referenced by {referrer or '?'})")
     for location in sorted(marker.lakehouse_defs - set(ldefs)):
         if location not in inventory:
             report.error(
