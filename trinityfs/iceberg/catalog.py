@@ -50,6 +50,7 @@ from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
 from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
 
 from trinityfs.catalog import CatalogTransaction, Lakehouse
+from trinityfs.catalog.definitions import TableDef
 from trinityfs.errors import (
     AlreadyExistsError,
     CommitConflictError,
@@ -59,7 +60,6 @@ from trinityfs.errors import (
     ObjectNotFoundError,
     ReadOnlyError,
 )
-from trinityfs.format.trinitylake_pb2 import TableDef
 from trinityfs.iceberg.files import TableFilesMixin
 from trinityfs.iceberg.io import location_policy, resolve_io_properties
 from trinityfs.iceberg.multitable import MultiTableTransaction, delete_quietly, files_added_by

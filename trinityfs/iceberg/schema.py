@@ -61,7 +61,7 @@ from pyiceberg.types import (
     UUIDType,
 )
 
-from trinityfs.format.trinitylake_pb2 import Column, DataType, Schema
+from trinityfs.catalog.definitions import Column, DataType, Schema
 
 ICEBERG_TYPE = "iceberg.type"
 
