@@ -11,11 +11,14 @@ Printed per run: transactions, acknowledged commits, transactions that gave up
 per commit (mean, p99, max), commit latency p50/p99/max, per-writer acknowledged
 commits and min/max, storage requests per commit.
 
-Runs, interleaved in one process: `current` (the shipped backoff: jittered, capped at
-BACKOFF_CAP_SECONDS, total budget COMMIT_BUDGET_SECONDS) and `old-backoff` (the
-backoff before issue 10: 5 ms doubling to a 0.5 s cap), unless --only current.
+Runs, interleaved in one process: `current` (the shipped retry timing of
+trinityfs/txn/backoff.py: priority by lost races in a row, waits in attempt durations,
+total budget COMMIT_BUDGET_SECONDS) and a baseline (--compare): `capped-jitter` (the
+previous session's uniform(0, min(50 ms, 2 ms * 2^n))) or `old-backoff` (937923f:
+5 ms doubling to a 0.5 s cap); --only runs one of them.
 
     python benchmarks/bench_fairness.py [--writers 8] [--seconds 120] [--only current]
+        [--compare capped-jitter|old-backoff]
 """
 
 from __future__ import annotations
@@ -37,16 +40,37 @@ sys.path.insert(0, str(ROOT / "tests" / "stress"))
 BUCKET = "bench-fairness"
 
 
-def legacy_worker(*args, **kwargs) -> None:
-    """history.worker with the backoff of 937923f (5 ms doubling, 0.5 s cap)."""
+def _patch_backoff(base: float, cap: float) -> None:
+    """Make this process retry like an earlier version: uniform(0, min(cap, base * 2^n))
+    after the n-th lost race, no priority by losses, no yielding of fresh commits."""
+    import random
+
     from trinityfs.txn import backoff
 
-    backoff.BACKOFF_BASE_SECONDS = 0.005
-    backoff.BACKOFF_CAP_SECONDS = 0.5
-    backoff.Backoff.__init__.__defaults__ = (0.005, 0.5)
+    def wait(self, losses: int) -> float:
+        return random.uniform(0, min(cap, base * 2 ** min(losses - 1, 30)))
+
+    backoff.Contention.wait = wait
+    backoff.Backoff.should_defer_fresh = lambda self: False
+
+
+def capped_jitter_worker(*args, **kwargs) -> None:
+    """history.worker with the backoff of the previous session (2 ms doubling, 50 ms cap)."""
+    _patch_backoff(0.002, 0.05)
     from history import worker
 
     worker(*args, **kwargs)
+
+
+def legacy_worker(*args, **kwargs) -> None:
+    """history.worker with the backoff of 937923f (5 ms doubling, 0.5 s cap)."""
+    _patch_backoff(0.005, 0.5)
+    from history import worker
+
+    worker(*args, **kwargs)
+
+
+WORKERS = {"capped-jitter": capped_jitter_worker, "old-backoff": legacy_worker}
 
 
 def run(label: str, options: dict, writers: int, seconds: float) -> dict:
@@ -61,8 +85,8 @@ def run(label: str, options: dict, writers: int, seconds: float) -> dict:
         max_transactions_factor=1,
     )
     real_worker = history.worker
-    if label == "old-backoff":
-        history.worker = legacy_worker
+    if label in WORKERS:
+        history.worker = WORKERS[label]
     try:
         with tempfile.TemporaryDirectory() as work:
             started = time.monotonic()
@@ -124,7 +148,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--writers", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=120.0)
-    parser.add_argument("--only", choices=["current", "old-backoff"])
+    parser.add_argument("--only", choices=["current", *WORKERS])
+    parser.add_argument(
+        "--compare", default="capped-jitter", choices=list(WORKERS), help="baseline run"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     import logging
@@ -133,12 +160,12 @@ def main() -> None:
     from s3_server import moto_s3
 
     from trinityfs.txn.backoff import (
-        BACKOFF_BASE_SECONDS,
         BACKOFF_CAP_SECONDS,
         COMMIT_BUDGET_SECONDS,
+        PRIORITY_LOSSES,
     )
 
-    labels = [args.only] if args.only else ["current", "old-backoff"]
+    labels = [args.only] if args.only else ["current", args.compare]
     results = []
     with moto_s3(BUCKET) as options:
         for label in labels:
@@ -147,8 +174,9 @@ def main() -> None:
             print(json.dumps(result), flush=True)
     print()
     print(
-        f"backoff: uniform(0, min({BACKOFF_CAP_SECONDS}s, {BACKOFF_BASE_SECONDS}s * 2^n)), "
-        f"commit budget {COMMIT_BUDGET_SECONDS:g}s"
+        f"current: after n lost races wait (K - n + U)/K attempt durations (K = "
+        f"{PRIORITY_LOSSES}, capped at {BACKOFF_CAP_SECONDS:g}s), fresh commits under "
+        f"contention wait K/K; commit budget {COMMIT_BUDGET_SECONDS:g}s"
     )
     header = (
         f"{'run':<12} {'txns':>6} {'commits':>8} {'exhausted':>9} {'>64 att':>8} "

@@ -24,7 +24,7 @@ from trinityfs.format.keys import KeyCodec
 from trinityfs.format.paths import new_lakehouse_def_location
 from trinityfs.format.trinitylake_pb2 import IsolationLevel, LakehouseDef
 from trinityfs.tree import Node
-from trinityfs.txn.backoff import Backoff, commit_window_millis
+from trinityfs.txn.backoff import Backoff, commit_window_millis, contention_of
 from trinityfs.txn.commute import Reapply, describe_key
 from trinityfs.txn.conflicts import LAKEHOUSE_DEF_KEY, Dependencies
 from trinityfs.txn.engine import Engine, now_millis
@@ -199,8 +199,9 @@ class Transaction:
     def commit(self) -> int:
         """Commit atomically; return the new version (the base one if nothing changed).
 
-        Lost races are retried (replayed onto the new latest version) with jittered,
-        bounded backoff until the commit budget runs out (`commit_budget_seconds`):
+        Lost races are retried (replayed onto the new latest version), the ones that
+        lost more races in a row first (`trinityfs.txn.backoff`), until the commit
+        budget runs out (`COMMIT_BUDGET_SECONDS`):
         then CommitRetriesExhaustedError, nothing committed. When the outcome of
         creating the root is unknown (AmbiguousWriteError), the transaction stays
         unsettled: calling `commit` again (or `settle`) finds out whether it landed
@@ -224,7 +225,13 @@ class Transaction:
             self._ldef_location = ldef_location
             self._deadline = time.monotonic() + commit_window_millis(self.base.lakehouse_def) / 1000
         base, ldef_location = self.base, self._ldef_location
-        backoff = Backoff()
+        backoff = Backoff(contention_of(self.engine))
+        if backoff.should_defer_fresh() and not self.source_may_be_old:
+            # yield to the commits that lost races lately, then start from the latest
+            backoff.sleep(self._deadline)
+            backoff.start_attempt()
+            base, ldef_location = self._rebase(base, ldef_location)
+            self._ldef_location = ldef_location
         while True:
             self.attempts += 1
             version = base.version + 1
@@ -242,11 +249,13 @@ class Transaction:
             except TransactionExpiredError:
                 self.closed = True
                 raise
+            backoff.attempted(lost=not created)
             if created:
                 return self._committed(version)
             # Back off before reading the latest version, not between reading and using
             # it: a version read before the sleep is taken by whoever committed during it.
             backoff.sleep(self._deadline)
+            backoff.start_attempt()
             base, ldef_location = self._rebase(base, ldef_location)
             self._ldef_location = ldef_location
             self.replays += 1
