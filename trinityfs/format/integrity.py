@@ -176,3 +176,55 @@ def verify_rows_digest(schema: pa.Schema, columns: list[pa.Array], path: str) ->
             path, "rows do not match the checksum stored in the file (bit-flipped or altered)"
         )
     return True
+
+
+# -- checksum trailers of mutable protobuf files ------------------------------------------
+#
+# Files with fixed names that are rewritten in place (a distributed transaction's
+# `txn-<id>.binpb`) cannot carry a hash in their name. They end with one extra protobuf
+# field, number CHECKSUM_FIELD (the highest allowed, used by no FORMAT.md message), holding
+# the SHA-256 of every byte before it. A reader following FORMAT.md skips it as an unknown
+# field; trinityfs verifies it.
+
+CHECKSUM_FIELD = 2**29 - 1
+_DIGEST_BYTES = 32
+_TRAILER_DOMAIN = b"trinityfs checked protobuf v1\x00"
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        bits, value = value & 0x7F, value >> 7
+        out.append(bits | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+_TRAILER_HEAD = _varint((CHECKSUM_FIELD << 3) | 2) + _varint(_DIGEST_BYTES)
+TRAILER_BYTES = len(_TRAILER_HEAD) + _DIGEST_BYTES
+
+
+def _trailer_digest(body: bytes) -> bytes:
+    return hashlib.sha256(_TRAILER_DOMAIN + body).digest()
+
+
+def add_checksum_trailer(body: bytes) -> bytes:
+    """`body` (an encoded protobuf message) followed by its checksum field."""
+    return body + _TRAILER_HEAD + _trailer_digest(body)
+
+
+def split_checksum_trailer(location: str, data: bytes) -> tuple[bytes, bool]:
+    """(message bytes, verified): the bytes before a checksum trailer that matches them,
+    or all of `data` and False when there is no trailer (another writer's file; the
+    caller checks it structurally). CorruptFileError naming the file on a mismatch."""
+    head_at = len(data) - TRAILER_BYTES
+    if head_at < 0 or data[head_at : head_at + len(_TRAILER_HEAD)] != _TRAILER_HEAD:
+        return data, False
+    body = data[:head_at]
+    if data[-_DIGEST_BYTES:] != _trailer_digest(body):
+        raise CorruptFileError(
+            location,
+            f"content does not match the checksum stored in the file ({len(data)} bytes; "
+            "bit-flipped or altered)",
+        )
+    return body, True

@@ -39,6 +39,8 @@ import json
 import logging
 import uuid
 
+from google.protobuf import unknown_fields
+
 from trinityfs.errors import (
     AlreadyExistsError,
     AmbiguousWriteError,
@@ -57,6 +59,7 @@ from trinityfs.format.definitions import (
     parse_isolation_level,
     validate_lakehouse_def,
 )
+from trinityfs.format.integrity import add_checksum_trailer, split_checksum_trailer
 from trinityfs.format.keys import KEY_LAKEHOUSE_DEF
 from trinityfs.format.paths import (
     new_lakehouse_def_location,
@@ -146,7 +149,7 @@ class DistributedTxn(Transaction):
             raise TransactionNotFoundError(
                 f"distributed transaction {self.id} was committed or aborted meanwhile"
             )
-        storage.write(self.location, encode_definition(tdef))
+        storage.write(self.location, encode_transaction_def(tdef))
         self.tdef = tdef
         self.files.clear()  # stored now; reads fall back to storage
 
@@ -213,7 +216,7 @@ def begin(
         began_at_millis=began,
         expire_at_millis=began + ttl,
     )
-    data = encode_definition(tdef)
+    data = encode_transaction_def(tdef)
     earlier = unsettled(engine.storage, location)
     try:
         created = create_settled(
@@ -240,9 +243,51 @@ def begin(
         if earlier is None or settle(engine.storage, location, earlier) is not True:
             raise AlreadyExistsError(f"a distributed transaction with id {txn_id!r} already exists")
         # our own earlier begin, whose outcome was unknown, landed: adopt it
-        tdef = decode_definition(earlier, TransactionDef, location)
+        tdef = decode_transaction_def(earlier, location)
         base = engine.snapshot(parse_root_node_file(tdef.beginning_root_node_file_path))
     return DistributedTxn(engine, base, tdef)
+
+
+def encode_transaction_def(tdef: TransactionDef) -> bytes:
+    """A transaction file's bytes: the TransactionDef and a checksum trailer (its name is
+    fixed and the file is rewritten, so it cannot carry a content hash in its name)."""
+    return add_checksum_trailer(encode_definition(tdef))
+
+
+def decode_transaction_def(data: bytes, location: str) -> TransactionDef:
+    """The TransactionDef stored at `location`, verified: CorruptFileError naming the file
+    when its checksum does not match, or (a file without one: another writer's, or
+    trinityfs before checksums) when it is not a complete transaction of that name."""
+    body, verified = split_checksum_trailer(location, bytes(data))
+    tdef = decode_definition(body, TransactionDef, location)
+    problem = None if verified else _structural_problem(tdef)
+    if problem is None:
+        try:
+            named = transaction_location(tdef.id)
+        except InvalidArgumentError:
+            named = None
+        if named != location:
+            problem = f"holds transaction id {tdef.id[:80]!r}, not the one its name gives"
+    if problem is not None:
+        raise CorruptFileError(location, f"TransactionDef file: {problem}")
+    return tdef
+
+
+def _structural_problem(tdef: TransactionDef) -> str | None:
+    """What a file without a checksum must satisfy: a bit flip in the trailer's head, or
+    a truncation, leaves an unknown field or drops the last fields."""
+    if len(unknown_fields.UnknownFieldSet(tdef)):
+        return "unknown or damaged fields (a damaged checksum?)"
+    if parse_root_node_file(tdef.beginning_root_node_file_path) is None:
+        return f"beginning root {tdef.beginning_root_node_file_path[:80]!r} is not a root"
+    if not tdef.running_root_node_file_path:
+        return "no running root (truncated?)"
+    if not 0 < tdef.began_at_millis < tdef.expire_at_millis:
+        return (
+            f"began_at_millis {tdef.began_at_millis} and expire_at_millis "
+            f"{tdef.expire_at_millis} are not a lifetime (truncated?)"
+        )
+    return None
 
 
 def read_transaction_def(engine: Engine, txn_id: str) -> TransactionDef:
@@ -254,7 +299,7 @@ def read_transaction_def(engine: Engine, txn_id: str) -> TransactionDef:
         raise TransactionNotFoundError(
             f"no distributed transaction {txn_id!r} (never begun, committed or aborted)"
         ) from None
-    return decode_definition(data, TransactionDef, location)
+    return decode_transaction_def(data, location)
 
 
 def load(engine: Engine, txn_id: str) -> DistributedTxn:

@@ -35,6 +35,7 @@ from trinityfs.format.keys import KEY_LAKEHOUSE_DEF
 from trinityfs.format.nodefile import NodeFile
 from trinityfs.format.paths import parse_root_node_file, root_node_file
 from trinityfs.format.trinitylake_pb2 import LakehouseDef, TransactionDef
+from trinityfs.lifecycle.dtxn import decode_transaction_def
 from trinityfs.lifecycle.inventory import (
     COLLECTABLE,
     DEFINITION,
@@ -85,7 +86,7 @@ def scan_transactions(
     def read(f: StoredFile) -> StoredTransaction:
         try:
             data = storage.read(f.location)
-            return StoredTransaction(f, decode_definition(data, TransactionDef, f.location))
+            return StoredTransaction(f, decode_transaction_def(data, f.location))
         except TrinityError as exc:
             return StoredTransaction(f, None, str(exc))
 
