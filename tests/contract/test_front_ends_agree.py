@@ -222,10 +222,15 @@ def test_bad_content_and_read_only_commit_nothing(front: FrontEnd) -> None:
 
 
 def test_versions_listing_and_exports_named_like_selectors(front: FrontEnd) -> None:
-    assert front.ls("/v") == sorted(["0", "1", "2", "3", "4", "5", "6", "latest", "2000-01-01"])
+    # the catalog's selectors listing: the export named "3" is listed as export:3 (a bare
+    # "3" is version 3), each entry once, each resolving to itself
+    listed = ["0", "1", "2", "3", "4", "5", "6", "latest", "2000-01-01", "export:3"]
+    assert front.ls("/v") == sorted(listed)
     # the export named like a time is the export (version 2: no view yet), /v/3 version 3
     assert front.ls("/v/2000-01-01/sales") == ["orders"]
     assert front.ls("/v/3/sales") == ["big", "orders"]
+    assert front.ls("/v/export:3/sales") == ["orders"]
+    assert front.ls("/v/export:2000-01-01/sales") == ["orders"]
 
 
 def test_time_paths_read_the_version_current_then(front: FrontEnd) -> None:

@@ -1,7 +1,7 @@
 """Issue 12 divergence: an export named 2000-01-01 was the export through trinity:// but a
 timestamp through the mount (ENOENT there, while ls /v listed it). The mount and
-trinity:// now share trinityfs.fs.model (selector precedence, the /v listing, the
-namespace move)."""
+trinity:// now share the catalog's path model (trinityfs.catalog.paths over Lakehouse.resolve,
+selectors() and move_namespace)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Issue 12 divergence: an export named 3 was listed twice in the mount's /v. The mount and
-trinity:// now share trinityfs.fs.model (selector precedence, the /v listing, the
-namespace move)."""
+trinity:// now share the catalog's path model (trinityfs.catalog.paths over Lakehouse.resolve,
+selectors() and move_namespace)."""
 
 from __future__ import annotations
 
@@ -38,3 +38,7 @@ def test_v_lists_each_name_once_and_the_same_in_both(root: str, tmp_path) -> Non
         assert len(listed) == len(set(listed))
         assert sorted(listed) == sorted(from_fs)
         assert sorted(os.listdir(m.path / "v" / "3" / "sales")) == ["big", "orders"]
+        # the export named 3 is listed, spelled so that it reads the export
+        assert "export:3" in listed
+        assert os.listdir(m.path / "v" / "export:3" / "sales") == ["orders"]
+    assert fs.ls("/v/export:3/sales", detail=False) == ["/v/export:3/sales/orders"]

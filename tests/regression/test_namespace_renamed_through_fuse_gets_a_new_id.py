@@ -1,6 +1,6 @@
 """Issue 12 divergence: a namespace renamed through the FUSE mount got a new id (fs.mv kept
-it). The mount and trinity:// now share trinityfs.fs.model (selector precedence, the /v
-listing, the namespace move)."""
+it). The mount and trinity:// now share the catalog's path model (trinityfs.catalog.paths over
+Lakehouse.resolve, selectors() and move_namespace)."""
 
 from __future__ import annotations
 

@@ -96,9 +96,10 @@ def _options(value: Any, source: str) -> dict[str, Any]:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:
             raise InvalidArgumentError(
-                f"storage options from {source} are not a JSON object: {exc}"
+                f"storage options from {source} are not a JSON object: "
+                f"{exc if isinstance(exc, ValueError) else 'nested too deeply'}"
             ) from None
         if isinstance(value, dict):
             return value

@@ -153,25 +153,39 @@ class FrontEndPrimitives:
         return kind, key, location, version
 
     def last_changed(
-        self, namespace: str, name: str | None = None, *, at: int | None = None
+        self,
+        namespace: str,
+        name: str | None = None,
+        *,
+        at: int | None = None,
+        oldest: int | None = None,
     ) -> VersionInfo:
         """The version (and its time) whose commit made the namespace or object what it is
         at version `at` (latest by default): O(log versions) lookups, see catalog/history.py.
 
+        `oldest`: a remembered oldest version (saves reading the marker per call); one
+        that expired since is safe: expired versions hold nothing for the bisection.
         NamespaceNotFoundError / ObjectNotFoundError when it does not exist at `at`.
         """
         _kind, key, location, version = self._located(namespace, name, at)
-        found = self._history.last_changed(key, location, self.oldest_version(), version)
+        lo = self.oldest_version() if oldest is None else oldest
+        found = self._history.last_changed(key, location, lo, version)
         return self.version_info(found)
 
     def created(
-        self, namespace: str, name: str | None = None, *, at: int | None = None
+        self,
+        namespace: str,
+        name: str | None = None,
+        *,
+        at: int | None = None,
+        oldest: int | None = None,
     ) -> VersionInfo:
         """The version (and its time) of the latest creation, under this name, of the
         namespace or object that exists at `at`; replaces keep it, a drop and re-create
-        or a rename moves it."""
+        or a rename moves it. `oldest` as for `last_changed`."""
         kind, key, location, version = self._located(namespace, name, at)
-        found = self._history.created(kind, key, location, self.oldest_version(), version)
+        lo = self.oldest_version() if oldest is None else oldest
+        found = self._history.created(kind, key, location, lo, version)
         return self.version_info(found)
 
     # -- writes ---------------------------------------------------------------------

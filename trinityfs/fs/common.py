@@ -6,6 +6,7 @@ import os
 from datetime import UTC, datetime
 from typing import Any
 
+from trinityfs.catalog.paths import Place
 from trinityfs.fs.paths import (
     LATEST,
     VERSIONS_DIR,
@@ -50,23 +51,25 @@ def _millis_to_datetime(millis: int) -> datetime:
 
 
 class _Target:
-    """A resolved path: the parsed path, the reader of its version, and that version."""
+    """A resolved path: the parsed path and its `Place` in the path model (None for /v)."""
 
-    __slots__ = ("export", "fixed", "p", "reader", "version")
+    __slots__ = ("p", "place")
 
-    def __init__(
-        self,
-        p: TrinityPath,
-        reader: Any,
-        version: int | None,
-        fixed: bool,
-        export: str | None = None,
-    ):
+    def __init__(self, p: TrinityPath, place: Place | None):
         self.p = p
-        self.reader = reader
-        self.version = version
-        self.fixed = fixed
-        self.export = export
+        self.place = place
+
+    @property
+    def reader(self) -> Any:
+        return None if self.place is None else self.place.reader
+
+    @property
+    def version(self) -> int | None:
+        return None if self.place is None else self.place.version
+
+    @property
+    def export(self) -> str | None:
+        return None if self.place is None else self.place.export
 
 
 __all__ = [

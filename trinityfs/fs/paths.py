@@ -30,9 +30,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Literal
 from urllib.parse import unquote
+
+from trinityfs.catalog.selector import parse_selector, parse_time
+from trinityfs.errors import InvalidArgumentError
 
 PROTOCOL = "trinity"
 VERSIONS_DIR = "v"
@@ -150,26 +152,19 @@ def strip_protocol(path: str | os.PathLike) -> str:
     return "/" + "/".join(parts)
 
 
-def parse_time(text: str) -> int | None:
-    """Epoch millis of an ISO-8601 date or time (UTC when no offset is given), else None."""
-    if not text or not text[0].isdigit() or len(text) < 8:
-        return None
-    try:
-        when = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return int(when.timestamp() * 1000)
-
-
 def parse_ref(text: str) -> VersionRef:
-    """The version selector of `/v/<text>`."""
-    if text == LATEST:
+    """The version selector of `/v/<text>`, read by the catalog's one selector parser
+    (`trinityfs.catalog.selector`; which export or time it means is decided when the
+    path is resolved)."""
+    try:
+        parsed = parse_selector(text)
+    except InvalidArgumentError:  # e.g. "time:" without a time: resolves to nothing
+        return VersionRef("label", text)
+    if parsed.how == "latest":
         return VersionRef("latest", text)
-    if text.isascii() and text.isdigit():
-        return VersionRef("number", text, number=int(text))
-    return VersionRef("label", text, millis=parse_time(text))
+    if parsed.how == "version":
+        return VersionRef("number", text, number=parsed.number)
+    return VersionRef("label", text, millis=parsed.millis)
 
 
 def parse_path(path: str | os.PathLike) -> TrinityPath:

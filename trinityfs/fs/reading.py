@@ -14,12 +14,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from trinityfs.catalog import ObjectRef
-from trinityfs.catalog.model import OBJECT_KINDS
 from trinityfs.fs import content as content_mod
 from trinityfs.fs.common import (
-    CATALOG_CACHE,
-    LISTING_CACHE_ENTRIES,
-    NAMESPACE_PAGE,
     SIZE_THREADS,
     TWO_LEVELS,
     _millis_to_datetime,
@@ -33,9 +29,7 @@ from trinityfs.fs.errors import (
     translate,
 )
 from trinityfs.fs.files import TrinityReadFile, TrinityTextWriter, TrinityWriteFile
-from trinityfs.fs.model import versions_dir_names
 from trinityfs.fs.paths import (
-    LATEST,
     VERSIONS_DIR,
     encode_name,
     parse_path,
@@ -70,39 +64,33 @@ class ReadingMixin:
             return _millis_to_datetime(self.lake.version_info(version).created_at_millis)
 
     def _versions_listing(self) -> list[dict[str, Any]]:
+        """`/v`: the catalog's selectors listing (an export named like a version or
+        `latest` is listed as `export:<name>`, so every entry reads what it names)."""
         with translate("/v", lookup=True):
-            oldest, latest = self.lake.oldest_version(), self.lake.latest_version()
-            names = versions_dir_names(oldest, latest, self._export_names())
+            entries = self.model.versions()
         out = []
-        for name in names:
-            path = f"/{VERSIONS_DIR}/{encode_name(name)}"
-            if name == LATEST:
-                out.append(self._dir_entry(path, "version", latest))
-            elif name.isdigit() and oldest <= int(name) <= latest:
-                out.append(self._dir_entry(path, "version", int(name)))
-            else:
+        for entry in entries:
+            path = f"/{VERSIONS_DIR}/{encode_name(entry.selector)}"
+            if entry.how == "export":
                 out.append(self._dir_entry(path, "export", None))
+            else:
+                out.append(self._dir_entry(path, "version", entry.version))
         return out
 
     def _list(self, t: _Target) -> list[dict[str, Any]]:
         """The entries of a version root or a namespace (one key-range scan per kind)."""
-        p, reader, version = t.p, t.reader, t.version
+        p, version = t.p, t.version
         if p.is_root:
-            out: list[dict[str, Any]] = []
-            after = None
-            while True:
-                page = reader.list_namespaces(after, NAMESPACE_PAGE)
-                for ns in page:
-                    if p.prefix == "" and ns == VERSIONS_DIR:
-                        continue  # /v is the versions directory; this one is /v/latest/v
-                    out.append(self._dir_entry(p.child(ns), "namespace", version))
-                if len(page) < NAMESPACE_PAGE:
-                    return out
-                after = page[-1]
+            return [
+                self._dir_entry(p.child(ns), "namespace", version)
+                for ns in self.model.namespaces(t.place)
+                # /v is the versions directory; a namespace "v" is /v/latest/v
+                if not (p.prefix == "" and ns == VERSIONS_DIR)
+            ]
         if p.is_namespace:
             return [
                 self._file_entry(p.child(ref.name), ref.kind, version)
-                for ref in reader.list_objects(p.namespace)
+                for ref in self.model.objects(t.place)
             ]
         raise AssertionError(p)
 
@@ -110,59 +98,36 @@ class ReadingMixin:
         key = t.p.path
         in_txn = t.p.writable and self._current_txn() is not None
         if not in_txn:
-            with self._lock:
-                hit = self._listings.get(key)
-                if hit is not None and hit[0] == t.version:
-                    self._listings.move_to_end(key)
-                    return hit[1]
+            hit = self._listings.get(key)
+            if hit is not None and hit[0] == t.version:
+                return hit[1]
         with translate(t.p.path, lookup=True):
             entries = self._list(t)
         if not in_txn:
-            self._cache_listing(key, t.version, entries)
+            self._listings.put(key, (t.version, entries))
         return entries
-
-    def _cache_listing(self, key: str, version: int | None, entries: list) -> None:
-        with self._lock:
-            old = self._listings.pop(key, None)
-            if old is not None:
-                self._listing_entries -= len(old[1])
-            if len(entries) > LISTING_CACHE_ENTRIES:
-                return
-            self._listings[key] = (version, entries)
-            self._listing_entries += len(entries)
-            while self._listing_entries > LISTING_CACHE_ENTRIES and self._listings:
-                _, (_, dropped) = self._listings.popitem(last=False)
-                self._listing_entries -= len(dropped)
 
     def _invalidate_latest(self) -> None:
         """Forget listings of the latest version (after a write through this instance)."""
-        with self._lock:
-            for key in [k for k in self._listings if parse_path(k).writable]:
-                _, dropped = self._listings.pop(key)
-                self._listing_entries -= len(dropped)
+        self._listings.discard_if(lambda k: parse_path(k).writable)
 
     def invalidate_cache(self, path: str | None = None) -> None:
-        with self._lock:
-            if path is None:
-                self._listings.clear()
-                self._listing_entries = 0
-                self._snapshots.clear()
-                self._catalogs.clear()
-            else:
-                path = strip_protocol(path)
-                for key in [
-                    k
-                    for k in self._listings
-                    if k == path or k.startswith(path + "/") or path == "/"
-                ]:
-                    _, dropped = self._listings.pop(key)
-                    self._listing_entries -= len(dropped)
+        if path is None:
+            self._listings.clear()
+            self._catalogs.clear()
+            if self._model is not None:
+                self._model.forget()
+        else:
+            path = strip_protocol(path)
+            self._listings.discard_if(
+                lambda k: k == path or k.startswith(path + "/") or path == "/"
+            )
         super().invalidate_cache(path)
 
     # -- sizes (read definitions) --------------------------------------------------------
 
     def _render(self, reader: Any, ref: ObjectRef, location: str) -> bytes:
-        return content_mod.render(ref.kind, reader.read_definition(ref, location))
+        return self.model.render(reader, ref.kind, ref.namespace, ref.name, location)
 
     def _sizes(self, reader: Any, items: list[tuple[ObjectRef, str]]) -> list[int]:
         """JSON sizes of many objects, reading their definitions in parallel."""
@@ -205,27 +170,22 @@ class ReadingMixin:
             return list(entries)
         return [e["name"] for e in entries]
 
-    def _object(self, t: _Target) -> tuple[str, str, Any]:
-        """(kind, location, definition) of the object at `t`, or FileNotFoundError."""
-        p, reader = t.p, t.reader
-        with translate(p.path, lookup=True):
-            for kind in OBJECT_KINDS:
-                location = reader.object_location(kind, p.namespace, p.name)
-                if location is not None:
-                    ref = ObjectRef(p.namespace, p.name, kind)
-                    return kind, location, reader.read_definition(ref, location)
-            if not reader.namespace_exists(p.namespace):
-                raise not_found(
-                    p.path, f"namespace {p.namespace!r} does not exist at version {t.version}"
-                )
-        raise not_found(p.path, f"no table or view {p.namespace}.{p.name} at version {t.version}")
+    def _object(self, t: _Target) -> tuple[str, Any]:
+        """(kind, definition) of the object at `t`, or FileNotFoundError."""
+        with translate(t.p.path, lookup=True):
+            return self.model.definition(t.place)
 
     def _object_info(self, t: _Target) -> tuple[dict[str, Any], bytes]:
-        kind, _location, msg = self._object(t)
+        kind, msg = self._object(t)
         data = content_mod.render(kind, msg)
         info = self._file_entry(t.p.path, kind, t.version, len(data))
         info["id"] = msg.id
         return info, data
+
+    def _object_data(self, t: _Target) -> bytes:
+        """The JSON file of the object at `t` (cached by definition location)."""
+        with translate(t.p.path, lookup=True):
+            return self.model.read(t.place)[2]
 
     def info(self, path: str, **kwargs: Any) -> dict[str, Any]:
         """type, size, kind, version (and properties for a namespace): a point lookup."""
@@ -241,13 +201,13 @@ class ReadingMixin:
             return self._dir_entry(p.path, kind, t.version, created=created)
         if p.is_namespace:
             with translate(p.path, lookup=True):
-                msg = t.reader.describe_namespace(p.namespace)
+                st = self.model.stat(t.place)
             return self._dir_entry(
                 p.path,
                 "namespace",
                 t.version,
-                properties=dict(msg.properties),
-                id=msg.id,
+                properties=st.properties,
+                id=st.id,
                 **self._times(t),
             )
         if p.is_object:
@@ -262,8 +222,8 @@ class ReadingMixin:
         if t.export is not None:
             return {}
         return {
-            "mtime": self._changed_at_target(t, same=True),
-            "created": self._changed_at_target(t, same=False),
+            "mtime": self._changed_at_target(t, created=False),
+            "created": self._changed_at_target(t, created=True),
         }
 
     def _light(self, path: str) -> str | None:
@@ -278,14 +238,9 @@ class ReadingMixin:
             if p.depth > 2:
                 return None
             with translate(p.path, lookup=True):
-                if p.is_namespace:
-                    return "directory" if t.reader.namespace_exists(p.namespace) else None
-                for kind in OBJECT_KINDS:
-                    if t.reader.object_location(kind, p.namespace, p.name) is not None:
-                        return "file"
+                return self.model.exists(t.place)
         except (FileNotFoundError, NotADirectoryError):
             return None
-        return None
 
     def exists(self, path: str, **kwargs: Any) -> bool:
         return self._light(path) is not None
@@ -308,7 +263,7 @@ class ReadingMixin:
                 raise not_found(t.p.path, TWO_LEVELS)
             self.info(t.p.path)  # FileNotFoundError when it does not exist
             raise is_a_directory(t.p.path)
-        data = self._object_info(t)[1]
+        data = self._object_data(t)
         return data[start:end] if (start is not None or end is not None) else data
 
     def open(
@@ -366,19 +321,19 @@ class ReadingMixin:
         A binary search over versions for the one that wrote what `path` holds now
         (O(log versions) point lookups).
         """
-        return self._changed_at(path, same=True)
+        return self._changed_at(path, created=False)
 
     def created(self, path: str) -> datetime:
         """When the object or namespace came into existence (its latest creation)."""
-        return self._changed_at(path, same=False)
+        return self._changed_at(path, created=True)
 
-    def _changed_at(self, path: str, same: bool) -> datetime:
+    def _changed_at(self, path: str, created: bool) -> datetime:
         t = self._resolve(path)
         p = t.p
         if p.is_versions_dir:
             with translate(p.path, lookup=True):
                 return self._version_time(
-                    self.lake.oldest_version() if not same else self.lake.latest_version()
+                    self.lake.oldest_version() if created else self.lake.latest_version()
                 )
         if p.is_root:
             if t.export is not None:
@@ -387,43 +342,17 @@ class ReadingMixin:
         if p.depth > 2:
             raise not_found(p.path, TWO_LEVELS)
         self.info(p.path)  # FileNotFoundError if missing
-        return self._changed_at_target(t, same)
+        return self._changed_at_target(t, created)
 
-    def _changed_at_target(self, t: _Target, same: bool) -> datetime:
-        """Binary search for the first version of the run that holds what `t` holds now
-        (`same`), or that holds it as the same kind (its latest creation)."""
-        p = t.p
-        base = t.version
-        if p.writable and self._current_txn() is not None:
-            base = self._current_txn().version
-
-        def location_at(version: int) -> tuple | None:
-            reader = self._snapshot(version)
-            if p.is_namespace:
-                if not reader.namespace_exists(p.namespace):
-                    return None
-                ns_def = reader.describe_namespace(p.namespace)
-                return ("namespace", ns_def.id, sorted(ns_def.properties.items()))
-            for kind in OBJECT_KINDS:
-                loc = reader.object_location(kind, p.namespace, p.name)
-                if loc is not None:
-                    return (kind, loc)
-            return None
-
-        with translate(p.path, lookup=True):
-            now = location_at(base)
-            if now is None:  # created inside the running transaction
-                return datetime.now(UTC)
-            lo, hi = self.lake.oldest_version(), base
-            while lo < hi:
-                mid = (lo + hi) // 2
-                at = location_at(mid)
-                holds = (at == now) if same else (at is not None and at[0] == now[0])
-                if holds:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            return self._version_time(lo)
+    def _changed_at_target(self, t: _Target, created: bool) -> datetime:
+        """When what `t` holds took effect (`created`: its latest creation), by the
+        catalog's history (O(log versions)); now for what only the running
+        transaction holds."""
+        with translate(t.p.path, lookup=True):
+            info = self.model.changed(t.place, created=created)
+        if info is None:
+            return datetime.now(UTC)
+        return _millis_to_datetime(info.created_at_millis)
 
     def ukey(self, path: str) -> str:
         """Changes exactly when the content changes (not with unrelated commits)."""
@@ -516,17 +445,7 @@ class ReadingMixin:
         if t.p.writable and self._current_txn() is not None:
             return list(t.reader.iter_all())
         key = (t.export or "", t.version)
-        with self._lock:
-            hit = self._catalogs.get(key)
-            if hit is not None:
-                self._catalogs.move_to_end(key)
-                return hit
-        items = list(t.reader.iter_all())
-        with self._lock:
-            self._catalogs[key] = items
-            while len(self._catalogs) > CATALOG_CACHE:
-                self._catalogs.popitem(last=False)
-        return items
+        return self._catalogs.get_or_load(key, lambda: list(t.reader.iter_all()))
 
     def du(
         self,

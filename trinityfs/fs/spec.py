@@ -24,18 +24,19 @@ dropped on every write made through this instance.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from fsspec.spec import AbstractFileSystem, make_instance
 
 from trinityfs.catalog import CatalogTransaction, Lakehouse, ObjectRef
+from trinityfs.catalog.paths import PathModel
 from trinityfs.errors import CommitConflictError, TrinityError
 from trinityfs.fs.common import (
+    CATALOG_CACHE,
+    LISTING_CACHE_ENTRIES,
     ROOT_ENV,
     SNAPSHOT_CACHE,
     TWO_LEVELS,
@@ -47,23 +48,21 @@ from trinityfs.fs.common import (
 from trinityfs.fs.errors import (
     InvalidRequest,
     is_a_directory,
-    not_found,
     not_permitted,
     read_only,
     to_os_error,
     translate,
 )
-from trinityfs.fs.model import select_label
 from trinityfs.fs.paths import (
     PROTOCOL,
     TrinityPath,
-    VersionRef,
     parse_path,
     strip_protocol,
 )
 from trinityfs.fs.reading import ReadingMixin
 from trinityfs.fs.transaction import TrinityTransaction
 from trinityfs.fs.writing import WritingMixin
+from trinityfs.lru import LRU
 
 
 class TrinityFileSystem(ReadingMixin, WritingMixin, AbstractFileSystem):
@@ -88,10 +87,13 @@ class TrinityFileSystem(ReadingMixin, WritingMixin, AbstractFileSystem):
         self.create = bool(create)
         self._lake: Lakehouse | None = None
         self._lock = threading.RLock()
-        self._snapshots: OrderedDict[int, Any] = OrderedDict()
-        self._listings: OrderedDict[str, tuple[int | None, list[dict[str, Any]]]] = OrderedDict()
-        self._listing_entries = 0
-        self._catalogs: OrderedDict[tuple[str, int], list[tuple[ObjectRef, str]]] = OrderedDict()
+        self._model: PathModel | None = None
+        # path -> (version, entries), bounded by the entries of all listings together
+        self._listings: LRU[str, tuple[int | None, list[dict[str, Any]]]] = LRU(
+            LISTING_CACHE_ENTRIES, weigh=lambda hit: len(hit[1])
+        )
+        # (export, version) -> every namespace, table and view with its location
+        self._catalogs: LRU[tuple[str, int], list[tuple[ObjectRef, str]]] = LRU(CATALOG_CACHE)
 
     # fsspec keeps the open transaction in two instance attributes; one filesystem object
     # is shared by every thread (fsspec caches instances), so a transaction belongs to the
@@ -228,61 +230,26 @@ class TrinityFileSystem(ReadingMixin, WritingMixin, AbstractFileSystem):
 
     # -- resolving paths -----------------------------------------------------------------
 
-    def _snapshot(self, version: int) -> Any:
-        with self._lock:
-            snap = self._snapshots.get(version)
-            if snap is not None:
-                self._snapshots.move_to_end(version)
-                return snap
-        snap = self.lake.at(version)
-        with self._lock:
-            self._snapshots[version] = snap
-            while len(self._snapshots) > SNAPSHOT_CACHE:
-                self._snapshots.popitem(last=False)
-        return snap
-
-    def _supports_exports(self) -> bool:
-        """Whether the catalog API can open exported snapshots (`Lakehouse.at(export=)`)."""
-        try:
-            return "export" in inspect.signature(self.lake.at).parameters
-        except (TypeError, ValueError):
-            return False
-
-    def _export_names(self) -> list[str]:
-        """Names of the exported snapshots of the latest version (if they can be read)."""
-        if not self._supports_exports():
-            return []
-        latest = self._snapshot(self.lake.latest_version())
-        return sorted(latest.lakehouse_def.exported_snapshots)
-
-    def _reader(self, ref: VersionRef, path: str) -> tuple[Any, int, bool, str | None]:
-        if ref.is_latest:
-            txn = self._current_txn()
-            if txn is not None:
-                return txn, txn.version, False, None
-            version = self.lake.latest_version()
-            return self._snapshot(version), version, False, None
-        if ref.kind == "number":
-            return self._snapshot(ref.number), ref.number, True, None
-        chosen = select_label(ref.text, ref.millis, self._export_names())
-        if chosen == "export":
-            export = self.lake.at(export=ref.text)
-            return export, export.version, True, ref.text
-        if chosen == "time":
-            version = self.lake.version_at(ref.millis)
-            return self._snapshot(version), version, True, None
-        raise not_found(
-            path,
-            f"{ref.text!r} is not a version number, 'latest', an ISO-8601 time or an export",
-        )
+    @property
+    def model(self) -> PathModel:
+        """The path model both trinity:// and the mount use (`trinityfs.catalog.paths`)."""
+        if self._model is None:
+            lake = self.lake
+            with self._lock:
+                if self._model is None:
+                    self._model = PathModel(lake, snapshots=SNAPSHOT_CACHE)
+        return self._model
 
     def _resolve(self, path: str) -> _Target:
         p = parse_path(path)
         if p.ref is None:
-            return _Target(p, None, None, False)
+            return _Target(p, None)
         with translate(p.path, lookup=True):
-            reader, version, fixed, export = self._reader(p.ref, p.path)
-        return _Target(p, reader, version, fixed, export)
+            if p.ref.is_latest:
+                place = self.model.place(None, p.namespace, p.name, txn=self._current_txn())
+            else:
+                place = self.model.place(p.ref.text, p.namespace, p.name)
+        return _Target(p, place)
 
     def _writable(self, path: str) -> TrinityPath:
         """The parsed path, if it is in the latest version (else PermissionError EROFS)."""

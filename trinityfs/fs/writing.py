@@ -15,11 +15,8 @@ from fsspec.implementations.local import trailing_sep
 from fsspec.utils import other_paths
 
 from trinityfs.catalog import CatalogTransaction
-from trinityfs.catalog.model import OBJECT_KINDS
-from trinityfs.fs import content as content_mod
 from trinityfs.fs.common import (
     TWO_LEVELS,
-    latest_path,
 )
 from trinityfs.fs.errors import (
     InvalidRequest,
@@ -30,7 +27,6 @@ from trinityfs.fs.errors import (
     not_permitted,
     translate,
 )
-from trinityfs.fs.model import move_namespace
 from trinityfs.fs.paths import (
     TrinityPath,
     parse_path,
@@ -43,53 +39,16 @@ class WritingMixin:
 
     # -- writing -------------------------------------------------------------------------
 
-    def _put_definition(
-        self,
-        txn: CatalogTransaction,
-        p: TrinityPath,
-        kind: str,
-        msg: Any,
-        mode: str = "overwrite",
-        make_namespace: bool = False,
-    ) -> None:
-        """Create or replace the object at `p` with `msg` (unchanged -> no write at all)."""
-        ns, name = p.namespace, p.name
-        existing = None
-        for k in OBJECT_KINDS:
-            if txn.object_location(k, ns, name) is not None:
-                existing = k
-        if mode == "create" and existing is not None:
-            raise exists(p.path, f"{existing} {ns}.{name} already exists")
-        if existing is None and make_namespace:
-            txn.create_namespace(ns, exist_ok=True)
-        if existing == kind:
-            old = txn.describe(kind, ns, name)
-            if not msg.id:
-                msg.id = old.id
-            if msg == old:
-                return
-            txn.replace(kind, ns, name, msg)
-            return
-        if existing is not None:
-            txn.drop(existing, ns, name)
-        txn.create(kind, ns, name, msg)
-
     def _write_object(
         self, path: str, data: bytes, mode: str = "overwrite", base_version: int | None = None
     ) -> int | None:
         """Parse and commit written bytes; the new version (None if nothing changed)."""
         p = self._writable_object(path)
-        parsed = content_mod.parse(data, p.path)
+        parsed = self.model.parse(data, p.path)
+        put_mode = "create" if mode == "create" else "upsert"
 
         def change(txn: CatalogTransaction) -> None:
-            kind = parsed.kind
-            if kind is None:  # an empty write keeps the kind of what is there
-                kind = next(
-                    (k for k in OBJECT_KINDS if txn.object_location(k, p.namespace, p.name)),
-                    "table",
-                )
-            msg = content_mod.to_message(kind, parsed.definition, p.path)
-            self._put_definition(txn, p, kind, msg, mode)
+            self.model.write(txn, p.namespace, p.name, parsed, path=p.path, mode=put_mode)
 
         return self._apply(p.path, change, base_version)
 
@@ -179,13 +138,8 @@ class WritingMixin:
         self._apply(p.path, lambda txn: txn.drop_namespace(p.namespace))
 
     def _drop(self, txn: CatalogTransaction, p: TrinityPath) -> None:
-        for kind in OBJECT_KINDS:
-            if txn.object_location(kind, p.namespace, p.name) is not None:
-                txn.drop(kind, p.namespace, p.name)
-                return
-        if not txn.namespace_exists(p.namespace):
-            raise not_found(p.path, f"namespace {p.namespace!r} does not exist")
-        raise not_found(p.path, f"no table or view {p.namespace}.{p.name}")
+        with translate(p.path):
+            self.model.remove(txn, p.namespace, p.name)
 
     def rm_file(self, path: str) -> None:
         p = self._writable(path)
@@ -268,14 +222,12 @@ class WritingMixin:
             return
         if not src.p.is_object:
             raise not_found(src.p.path, TWO_LEVELS)
-        kind, _location, msg = self._object(src)
+        kind, msg = self._object(src)
         dst = self._writable_object(dst.path)
         same_object = (src.p.namespace, src.p.name) == (dst.namespace, dst.name)
-        if not same_object:
-            msg.id = ""
 
         def change(txn: CatalogTransaction) -> None:
-            self._put_definition(txn, dst, kind, msg, make_namespace=True)
+            self.model.copy(txn, kind, msg, dst.namespace, dst.name, keep_id=same_object)
 
         self._apply(dst.path, change)
 
@@ -324,59 +276,43 @@ class WritingMixin:
                     with translate(src.path, lookup=True):
                         txn.describe_namespace(src.namespace)  # FileNotFoundError if missing
                     with translate(dst.path):
-                        move_namespace(txn, src.namespace, dst.namespace)  # ids kept
+                        self.model.move_namespace(txn, src.namespace, dst.namespace)
                     return
             if isinstance(path1, str) and self.isdir(path1):
                 recursive = True
             pairs = self._copy_pairs(path1, path2, recursive, maxdepth)
-            moved_dirs: list[TrinityPath] = []
+            moved: dict[str, str] = {}  # namespaces moved with their content: old -> new
             for p1, p2 in pairs:
                 src = self._writable(p1)
                 if src.is_root:
                     raise not_permitted(src.path, "the root directory cannot be moved")
                 if src.is_namespace:
-                    self._move_namespace(txn, src, self._writable(p2))
-                    moved_dirs.append(src)
+                    dst = self._writable(p2)
+                    if not dst.is_namespace:
+                        raise not_permitted(
+                            dst.path, "directories are namespaces, at the top level only"
+                        )
+                    with translate(src.path, lookup=True):
+                        txn.describe_namespace(src.namespace)
+                    with translate(dst.path):  # ids kept; into an existing one: merged
+                        self.model.move_namespace(txn, src.namespace, dst.namespace, merge=True)
+                    moved[src.namespace] = dst.namespace
                 elif src.is_object:
-                    self._rename(txn, src, self._writable_object(p2))
+                    dst = self._writable_object(p2)
+                    if moved.get(src.namespace) == dst.namespace and src.name == dst.name:
+                        continue  # moved with its namespace
+                    self._rename(txn, src, dst)
                 else:
                     raise not_found(src.path, TWO_LEVELS)
-            for src in reversed(moved_dirs):
-                if latest_path(src.namespace) not in {
-                    p2 for _, p2 in pairs
-                } and txn.namespace_exists(src.namespace):
-                    with translate(src.path):
-                        txn.drop_namespace(src.namespace, cascade=True)
-
-    def _move_namespace(self, txn: CatalogTransaction, src: TrinityPath, dst: TrinityPath) -> None:
-        """Create the destination namespace with the source's id and properties."""
-        if not dst.is_namespace:
-            raise not_permitted(dst.path, "directories are namespaces, at the top level only")
-        with translate(src.path, lookup=True):
-            definition = txn.describe_namespace(src.namespace)
-        with translate(dst.path):
-            if not txn.namespace_exists(dst.namespace):
-                txn.create_namespace(dst.namespace)
-                txn.replace_namespace(
-                    dst.namespace,
-                    {"id": definition.id, "properties": dict(definition.properties)},
-                )
 
     def _rename(self, txn: CatalogTransaction, src: TrinityPath, dst: TrinityPath) -> None:
-        if (src.namespace, src.name) == (dst.namespace, dst.name):
-            return
         with translate(src.path, lookup=True):
-            kind = next(
-                (k for k in OBJECT_KINDS if txn.object_location(k, src.namespace, src.name)), None
-            )
-        if kind is None:
-            raise not_found(src.path, f"no table or view {src.namespace}.{src.name}")
+            if txn.object_kind(src.namespace, src.name) is None:
+                raise not_found(src.path, f"no table or view {src.namespace}.{src.name}")
         with translate(dst.path):
-            txn.create_namespace(dst.namespace, exist_ok=True)
-            for k in OBJECT_KINDS:
-                if txn.object_location(k, dst.namespace, dst.name) is not None:
-                    txn.drop(k, dst.namespace, dst.name)
-            txn.rename(kind, src.namespace, src.name, dst.namespace, dst.name)
+            self.model.move(
+                txn, (src.namespace, src.name), (dst.namespace, dst.name), make_namespace=True
+            )
 
     # -- namespace properties ------------------------------------------------------------
 
@@ -401,11 +337,7 @@ class WritingMixin:
                 raise InvalidRequest(f"{p.path}: namespace properties are strings: {key!r}")
 
         def change(txn: CatalogTransaction) -> None:
-            current = txn.namespace_properties(p.namespace)
-            wanted = {k: v for k, v in current.items() if k not in removals}
-            wanted.update(updates)
-            if wanted != current:
-                txn.set_namespace_properties(p.namespace, updates, removals)
+            self.model.set_properties(txn, p.namespace, updates, removals)
 
         return self._apply(p.path, change)
 

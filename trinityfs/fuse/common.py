@@ -1,26 +1,25 @@
 """Pieces shared by the FUSE operations modules: constants, handles, the resolved view
-of a path, the LRU, and the one errno mapping of every operation (`_fuse_op`)."""
+of a path (a `Place` of the shared path model plus what the mount tracks), and the one
+errno mapping of every operation (`_fuse_op`)."""
 
 from __future__ import annotations
 
 import errno
 import functools
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from trinityfs.catalog import CatalogSnapshot
+from trinityfs.catalog import CatalogSnapshot, Selection
+from trinityfs.catalog.paths import Place
 from trinityfs.errors import TrinityError
 from trinityfs.fs.errors import errno_of, message_of, to_os_error
-from trinityfs.fs.paths import TrinityPath, encode_name
+from trinityfs.fs.paths import TrinityPath, encode_name, parse_path
 from trinityfs.fuse.scratch import ScratchFile
 
 log = logging.getLogger("trinityfs.fuse")
 
-FILE_KINDS = ("table", "view")
 MAX_FILE_BYTES = 64 * 1024 * 1024  # a definition is small; refuse runaway writes (EFBIG)
 XATTR_PREFIX = "user."
 XATTR_CREATE, XATTR_REPLACE = 1, 2
@@ -33,37 +32,6 @@ def _os_error(code: int, message: str, path: str | None = None) -> OSError:
     return OSError(code, message, path) if path else OSError(code, message)
 
 
-class _LRU:
-    """A small thread-safe LRU map."""
-
-    def __init__(self, size: int):
-        self.size = size
-        self._data: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Any) -> Any:
-        with self._lock:
-            value = self._data.get(key)
-            if value is not None:
-                self._data.move_to_end(key)
-            return value
-
-    def put(self, key: Any, value: Any) -> None:
-        with self._lock:
-            self._data[key] = value
-            self._data.move_to_end(key)
-            while len(self._data) > self.size:
-                self._data.popitem(last=False)
-
-    def pop(self, key: Any) -> Any:
-        with self._lock:
-            return self._data.pop(key, None)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
-
-
 @dataclass
 class _View:
     """A resolved path: the version it shows and what may be done there."""
@@ -73,10 +41,30 @@ class _View:
     writable: bool = False  # the latest version of a read-write mount
     history: bool = True  # a version of this lakehouse (not an export)
     fresh: bool = False  # the snapshot was probed for this call
+    selection: Selection | None = None  # how /v/<selector> resolved (None: latest, pin)
 
     @property
     def key(self) -> tuple[str, str]:
         return (self.tp.namespace or "", self.tp.name or "")
+
+    @property
+    def place(self) -> Place:
+        """This path in the shared path model."""
+        return self.place_of(self.tp.namespace, self.tp.name)
+
+    def place_of(self, namespace: str | None, name: str | None = None) -> Place:
+        """A namespace or object of this view's version in the shared path model."""
+        snap = self.snapshot
+        assert snap is not None
+        return Place(snap, snap.version, self.writable, self.selection, namespace, name)
+
+    @staticmethod
+    def at(snapshot: CatalogSnapshot) -> _View:
+        """A view of a snapshot's version root (for lookups by name)."""
+        return _View(_ROOT, snapshot)
+
+
+_ROOT = parse_path("/")
 
 
 @dataclass

@@ -10,8 +10,6 @@ import stat
 import time
 from typing import Any
 
-from trinityfs.fs import content as fscontent
-from trinityfs.fs.model import move_namespace
 from trinityfs.fuse.common import (
     BLOCK,
     ENOATTR,
@@ -93,8 +91,7 @@ class EntryOpsMixin:
                 self._orphan(key)
                 return 0
             raise _os_error(errno.ENOENT, "no such table or view", path)
-        kind, _ = found
-        self._commit(f"rm {tp.namespace}/{tp.name}", lambda txn: txn.drop(kind, *key))
+        self._commit(f"rm {tp.namespace}/{tp.name}", lambda txn: self.model.remove(txn, *key))
         self._orphan(key)
         return 0
 
@@ -140,7 +137,7 @@ class EntryOpsMixin:
                             self._overlay.hidden[k] = dkey
                 return 0
             # temp -> real name: the editor's save. Parse, then one commit.
-            parsed = fscontent.parse(bytes(scratch.data), new)
+            parsed = self.model.parse(bytes(scratch.data), new)
             origin = scratch.origin
             restoring = (
                 origin is not None
@@ -175,13 +172,10 @@ class EntryOpsMixin:
             log.info("%s hidden in this mount until it is written again (%s)", old, new)
             return 0
 
-        def move(txn: Any) -> None:
-            other = txn.object_kind(*dkey)
-            if other is not None:
-                txn.drop(other, *dkey)
-            txn.rename(kind, *skey, *dkey)
-
-        self._commit(f"mv {skey[0]}/{skey[1]} {dkey[0]}/{dkey[1]}", move)
+        self._commit(
+            f"mv {skey[0]}/{skey[1]} {dkey[0]}/{dkey[1]}",
+            lambda txn: self.model.move(txn, skey, dkey),  # id kept; dkey replaced
+        )
         with self._lock:
             self._unhide(dkey)
         self._orphan(dkey)
@@ -196,12 +190,12 @@ class EntryOpsMixin:
             if any(s == old for (s, _) in self._overlay.scratch):
                 raise _os_error(errno.EBUSY, "holds temporary files of this mount", src.tp.path)
 
-        def move(txn: Any) -> None:
-            if txn.namespace_exists(new):
-                txn.drop_namespace(new)  # only an empty one: NamespaceNotEmpty -> ENOTEMPTY
-            move_namespace(txn, old, new)  # the same move as trinity://: ids kept
-
-        self._commit(f"mv {old} {new}", move)
+        # the same move as trinity://: ids and properties kept; like rename(2), an
+        # existing empty target is replaced (NamespaceNotEmptyError -> ENOTEMPTY)
+        self._commit(
+            f"mv {old} {new}",
+            lambda txn: self.model.move_namespace(txn, old, new, over_empty=True),
+        )
 
     # -- metadata that has no catalog meaning ---------------------------------------------
 
@@ -306,10 +300,7 @@ class EntryOpsMixin:
                 raise _os_error(errno.EEXIST, f"property {key!r} exists", path)
             if options & XATTR_REPLACE and key not in props:
                 raise _os_error(ENOATTR, f"no property {key!r}", path)
-            if props.get(key) == text:
-                return False
-            txn.set_namespace_properties(ns, {key: text})
-            return True
+            return self.model.set_properties(txn, ns, {key: text})
 
         self._commit(f"setxattr {ns} {name}", update)
         return 0
@@ -327,7 +318,7 @@ class EntryOpsMixin:
         def remove(txn: Any) -> None:
             if key not in txn.namespace_properties(ns):
                 raise _os_error(ENOATTR, f"no property {key!r}", path)
-            txn.set_namespace_properties(ns, None, [key])
+            self.model.set_properties(txn, ns, None, [key])
 
         self._commit(f"removexattr {ns} {name}", remove)
         return 0

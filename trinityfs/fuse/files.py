@@ -9,6 +9,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from trinityfs.catalog import Content
 from trinityfs.fs import content as fscontent
 from trinityfs.fs.errors import message_of
 from trinityfs.fuse.common import (
@@ -300,7 +301,7 @@ class FileOpsMixin:
         data = bytes(handle.data)
         handle.changed = False
         try:
-            parsed = fscontent.parse(data, path)
+            parsed = self.model.parse(data, path)
         except ValueError:
             handle.failed = True
             raise
@@ -322,25 +323,10 @@ class FileOpsMixin:
         with self._lock:
             self._unhide(handle.key)
 
-    @staticmethod
-    def _apply_content(txn: Any, ns: str, name: str, parsed: fscontent.Content) -> bool:
-        """Create, replace (or re-kind) `ns.name` from parsed content; False if unchanged."""
-        existing = txn.object_kind(ns, name)
-        kind = parsed.kind or existing or "table"
-        msg = fscontent.to_message(kind, parsed.definition)
-        if existing == kind:
-            current = txn.describe(kind, ns, name)
-            if not msg.id:
-                msg.id = current.id
-            if current == msg:
-                return False
-            txn.replace(kind, ns, name, msg)
-        elif existing is None:
-            txn.create(kind, ns, name, msg)
-        else:
-            txn.drop(existing, ns, name)
-            txn.create(kind, ns, name, msg)
-        return True
+    def _apply_content(self, txn: Any, ns: str, name: str, parsed: Content) -> bool:
+        """Create, replace (or re-kind) `ns.name` from parsed content (the path model's
+        write: ids kept); False if unchanged."""
+        return self.model.write(txn, ns, name, parsed).action != "unchanged"
 
     def _commit(
         self, what: str, apply: Callable[[Any], Any], base: int | None = None

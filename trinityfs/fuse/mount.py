@@ -45,7 +45,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from trinityfs.fs.paths import parse_time
+from trinityfs.catalog.selector import TIME_PREFIX, parse_time
 from trinityfs.fuse.scratch import DEFAULT_PATTERNS, parse_patterns
 
 log = logging.getLogger("trinityfs.fuse")
@@ -172,9 +172,16 @@ def _split_options(values: list[str]) -> list[str]:
     return out
 
 
-def _storage_value(text: str) -> Any:
+def _storage_value(key: str, text: str) -> Any:
+    """A storage.KEY=VALUE value: JSON when it parses as JSON (numbers, booleans,
+    objects), else the text itself. Nesting too deep for the parser is refused."""
     try:
         return json.loads(text)
+    except RecursionError:
+        raise MountError(
+            f"storage.{key}: the value is JSON nested too deeply to read; "
+            "give a plain value or a flat JSON object"
+        ) from None
     except ValueError:
         return text
 
@@ -219,7 +226,8 @@ def config_from_args(args: argparse.Namespace) -> MountConfig:
         elif key == "scratch" and has_value:
             cfg.scratch_patterns = parse_patterns(value)
         elif key.startswith("storage.") and has_value:
-            cfg.storage_options[key[len("storage.") :]] = _storage_value(value)
+            name = key[len("storage.") :]
+            cfg.storage_options[name] = _storage_value(name, value)
         elif key in ("foreground", "daemon") and not has_value:
             cfg.foreground = key == "foreground"
         else:
@@ -299,15 +307,22 @@ def _signal_ready() -> None:
 
 
 def open_lakehouse(cfg: MountConfig) -> tuple[Any, int | None]:
-    """The Lakehouse to mount and the version pinned at the root (None: the latest)."""
-    from trinityfs.catalog import Lakehouse
+    """The Lakehouse to mount and the version pinned at the root (None: the latest).
+
+    The root and storage options go through the one configuration reader
+    (`trinityfs.catalog.read_config`: arguments, then TRINITYFS_STORAGE_OPTIONS, then
+    fsspec's config, merged key by key); the pin through `Lakehouse.resolve`."""
+    from trinityfs.catalog import read_config
     from trinityfs.errors import TrinityError
 
     try:
-        lake = Lakehouse.open(cfg.root, storage_options=cfg.storage_options or None)
-        version = cfg.version
-        if cfg.at is not None:
-            version = lake.version_at(parse_time(cfg.at))
+        config = read_config(cfg.root, storage_options=cfg.storage_options or None)
+        lake = config.open()
+        version = None
+        if cfg.version is not None:
+            version = lake.resolve(cfg.version).version
+        elif cfg.at is not None:
+            version = lake.resolve(TIME_PREFIX + cfg.at).version
         # fail early for a version that cannot be read, and pay the first decode of a
         # node file (imports) now rather than in the first request
         lake.at(version).list_namespaces(limit=1)

@@ -27,19 +27,16 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from trinityfs.catalog import CatalogSnapshot, Lakehouse, ObjectRef
-from trinityfs.errors import NotFoundError, TrinityError, VersionNotFoundError
-from trinityfs.fs import content as fscontent
-from trinityfs.fs.model import select_label, versions_dir_names
+from trinityfs.catalog import CatalogSnapshot, Lakehouse
+from trinityfs.catalog.paths import PathModel
+from trinityfs.errors import TrinityError
 from trinityfs.fs.paths import VERSIONS_DIR, encode_name, parse_path
 from trinityfs.fuse.common import (
-    _LRU,
     BLOCK,
-    FILE_KINDS,
     MILLIS_NS,
     _fuse_op,
     _os_error,
@@ -52,6 +49,7 @@ from trinityfs.fuse.common import (
 from trinityfs.fuse.entries import EntryOpsMixin
 from trinityfs.fuse.files import FileOpsMixin
 from trinityfs.fuse.scratch import DEFAULT_PATTERNS
+from trinityfs.lru import LRU
 
 
 class TrinityOperations(FileOpsMixin, EntryOpsMixin):
@@ -84,14 +82,11 @@ class TrinityOperations(FileOpsMixin, EntryOpsMixin):
         self._commit_lock = threading.Lock()  # this mount's commits, one at a time
         self._latest_snap: CatalogSnapshot | None = None
         self._latest_checked = 0.0
-        self._oldest: int | None = None
-        self._snapshots = _LRU(128)  # version -> CatalogSnapshot
-        self._exports = _LRU(64)  # name -> (CatalogSnapshot, checked)
-        self._times = _LRU(4096)  # time label millis -> version
-        self._contents = _LRU(50000)  # (kind, location) -> rendered bytes
-        self._written = _LRU(200000)  # (kind, ns, name, location) -> version that wrote it
-        self._attr_cache = _LRU(100000)  # (version key, ns, name, writable) -> attrs
-        self._listed = _LRU(64)  # (version key, ns) -> (view, names) not prefetched yet
+        # what a path means (selectors, reads, writes, history): shared with trinity://;
+        # exports and time labels are re-resolved at most every latest_ttl (>= 1) seconds
+        self.model = PathModel(lake, label_ttl=max(latest_ttl, 1.0), snapshots=128)
+        self._attr_cache: LRU[tuple, dict[str, Any]] = LRU(100_000)  # (version, ns, name, rw)
+        self._listed: LRU[tuple, tuple[_View, list[str]]] = LRU(64)  # not prefetched yet
         self._handles: dict[int, Any] = {}
         self._next_fh = 1
         self._overlay = _Overlay()
@@ -127,11 +122,7 @@ class TrinityOperations(FileOpsMixin, EntryOpsMixin):
     # -- versions and snapshots ------------------------------------------------------------
 
     def _at(self, version: int) -> CatalogSnapshot:
-        snap = self._snapshots.get(version)
-        if snap is None:
-            snap = self.lake.at(version)
-            self._snapshots.put(version, snap)
-        return snap
+        return self.model.snapshot(version)
 
     def _latest(self, fresh: bool = False) -> tuple[CatalogSnapshot, bool]:
         """The latest snapshot (probed at most every latest_ttl seconds unless `fresh`)."""
@@ -146,7 +137,6 @@ class TrinityOperations(FileOpsMixin, EntryOpsMixin):
         with self._lock:
             if self._latest_snap is None or snap.version >= self._latest_snap.version:
                 self._latest_snap, self._latest_checked = snap, now
-                self._oldest = None
             snap = self._latest_snap
         return snap, True
 
@@ -160,43 +150,6 @@ class TrinityOperations(FileOpsMixin, EntryOpsMixin):
         with self._lock:
             self._latest_checked = 0.0
 
-    def _oldest_version(self) -> int:
-        with self._lock:
-            oldest = self._oldest
-        if oldest is None:
-            oldest = self.lake.oldest_version()
-            with self._lock:
-                self._oldest = oldest
-        return oldest
-
-    def _export(self, name: str) -> CatalogSnapshot:
-        cached = self._exports.get(name)
-        now = time.monotonic()
-        if cached is not None and now - cached[1] < max(self.latest_ttl, 1.0):
-            return cached[0]
-        snap = self.lake.at(export=name)
-        self._exports.put(name, (snap, now))
-        return snap
-
-    def _export_names(self) -> list[str]:
-        """Names of the exports (listed at most every latest_ttl seconds)."""
-        cached = self._exports.get(("names",))
-        now = time.monotonic()
-        if cached is not None and now - cached[1] < max(self.latest_ttl, 1.0):
-            return cached[0]
-        names = [export.name for export in self.lake.exports()]
-        self._exports.put(("names",), (names, now))
-        return names
-
-    def _version_at(self, millis: int) -> int:
-        version = self._times.get(millis)
-        if version is None:
-            version = self.lake.version_at(millis)
-            latest, _ = self._latest()
-            if version < latest.version:  # the answer can no longer change
-                self._times.put(millis, version)
-        return version
-
     def _view(self, path: str, fresh: bool = False) -> _View:
         tp = parse_path(path)
         ref = tp.ref
@@ -207,11 +160,8 @@ class TrinityOperations(FileOpsMixin, EntryOpsMixin):
                 return _View(tp, self._at(self.pinned))
             snap, probed = self._latest(fresh)
             return _View(tp, snap, writable=not self.read_only, fresh=probed)
-        if ref.kind == "number":
-            return _View(tp, self._at(ref.number))
-        if select_label(ref.text, ref.millis, self._export_names()) == "time":
-            return _View(tp, self._at(self._version_at(ref.millis)))
-        return _View(tp, self._export(ref.text), history=False)  # NotFound if none
+        selection, snap = self.model.select(ref.text)  # the catalog's one precedence
+        return _View(tp, snap, history=selection.export is None, selection=selection)
 
     def _refresh(self, view: _View) -> _View | None:
         """The same path at a freshly probed latest version, if the view could be stale."""
@@ -224,59 +174,21 @@ class TrinityOperations(FileOpsMixin, EntryOpsMixin):
 
     # -- catalog lookups ------------------------------------------------------------
 
-    @staticmethod
-    def _locate(snap: CatalogSnapshot, namespace: str, name: str) -> tuple[str, str] | None:
+    def _locate(self, snap: CatalogSnapshot, namespace: str, name: str) -> tuple[str, str] | None:
         """(kind, definition location) of a table or view, or None."""
-        for kind in FILE_KINDS:
-            location = snap.object_location(kind, namespace, name)
-            if location is not None:
-                return kind, location
-        return None
+        return self.model.locate(_View.at(snap).place_of(namespace, name))
 
     def _content(self, snap: CatalogSnapshot, kind: str, ns: str, name: str, loc: str) -> bytes:
-        data = self._contents.get((kind, loc))
-        if data is None:
-            msg = snap.read_definition(ObjectRef(ns, name, kind), loc)  # type: ignore[arg-type]
-            data = fscontent.render(kind, msg)
-            self._contents.put((kind, loc), data)
-        return data
+        return self.model.render(snap, kind, ns, name, loc)  # type: ignore[arg-type]
 
-    def _written_version(self, view: _View, kind: str, ns: str, name: str | None, loc: str) -> int:
-        """The version whose commit wrote this definition (binary search over versions).
-
-        A definition location is written once, so the versions holding it form one run
-        that ends at the viewed version; the first version of the run is the one sought.
-        (A namespace is identified by its definition's bytes instead of a location.)
-        """
-        snap = view.snapshot
-        if not view.history:
-            return snap.version
-        key = (kind, ns, name, loc)
-        found = self._written.get(key)
-        if found is not None and found <= snap.version:
-            return found
-        lo, hi = self._oldest_version(), snap.version
-        while lo < hi:
-            mid = (lo + hi) // 2
-            try:
-                older = self._at(mid)
-                if name is None:
-                    here = older.namespace_exists(ns) and self._namespace_token(older, ns) == loc
-                else:
-                    here = older.object_location(kind, ns, name) == loc
-            except (NotFoundError, VersionNotFoundError):
-                here = False
-            if here:
-                hi = mid
-            else:
-                lo = mid + 1
-        self._written.put(key, hi)
-        return hi
-
-    @staticmethod
-    def _namespace_token(snap: CatalogSnapshot, ns: str) -> str:
-        """Identifies one written namespace definition (its serialized bytes)."""
-        return snap.describe_namespace(ns).SerializeToString(deterministic=True).hex()
+    def _changed_ns(self, view: _View, ns: str, name: str | None = None) -> int:
+        """When namespace `ns` (or its object `name`) took effect at the view's version
+        (the catalog's history, by bisection over versions), in ns; an export's
+        objects show the export's time."""
+        info = self.model.changed(view.place_of(ns, name)) if view.history else None
+        if info is None:
+            return self._time_ns(view.snapshot.version)
+        return info.created_at_millis * MILLIS_NS
 
     def _time_ns(self, version: int) -> int:
         try:
@@ -360,9 +272,7 @@ class TrinityOperations(FileOpsMixin, EntryOpsMixin):
                 if fresh is not None:
                     return self._attrs(fresh)
                 raise _os_error(errno.ENOENT, f"no namespace {ns!r}", tp.path)
-            token = self._namespace_token(snap, ns)
-            version = self._written_version(view, "namespace", ns, None, token)
-            return self._dir_attrs(self._time_ns(version), view.writable)
+            return self._dir_attrs(self._changed_ns(view, ns), view.writable)
         name = tp.name
         if view.writable:
             with self._lock:
@@ -401,8 +311,7 @@ class TrinityOperations(FileOpsMixin, EntryOpsMixin):
             return None
         kind, loc = found
         data = self._content(snap, kind, ns, name, loc)
-        version = self._written_version(view, kind, ns, name, loc)
-        attrs = self._file_attrs(len(data), self._time_ns(version), view.writable)
+        attrs = self._file_attrs(len(data), self._changed_ns(view, ns, name), view.writable)
         self._attr_cache.put(cache_key, attrs)
         return attrs
 
@@ -455,20 +364,14 @@ class TrinityOperations(FileOpsMixin, EntryOpsMixin):
         dir_mode = stat.S_IFDIR | 0o755
         file_mode = stat.S_IFREG | 0o644
         entries: list = [(".", {"st_mode": dir_mode}, 0), ("..", {"st_mode": dir_mode}, 0)]
-        if snap is None:  # /v: versions oldest first, latest, exports
-            latest, _ = self._latest(fresh=True)
-            try:
-                exports = self._export_names()
-            except TrinityError as exc:
-                log.warning("cannot list exports: %s", exc)
-                exports = []
-            for name in versions_dir_names(self._oldest_version(), latest.version, exports):
-                entries.append((encode_name(name), {"st_mode": dir_mode}, 0))
+        if snap is None:  # /v: the catalog's selectors (versions, latest, exports)
+            for entry in self.model.versions():
+                entries.append((encode_name(entry.selector), {"st_mode": dir_mode}, 0))
             return entries
         if tp.extra or tp.name is not None:
             raise _os_error(errno.ENOTDIR, "not a directory", path)
         if tp.is_root:
-            for ns in self._iter_namespaces(snap):
+            for ns in self.model.namespaces(view.place):
                 if tp.prefix == "" and ns == VERSIONS_DIR:
                     continue  # /v is the versions directory: reach it as /v/latest/v
                 entries.append((encode_name(ns), {"st_mode": dir_mode}, 0))
@@ -491,16 +394,6 @@ class TrinityOperations(FileOpsMixin, EntryOpsMixin):
             names = sorted((set(names) - hidden) | extra)
         entries.extend((encode_name(n), {"st_mode": file_mode}, 0) for n in names)
         return entries
-
-    @staticmethod
-    def _iter_namespaces(snap: CatalogSnapshot) -> Iterator[str]:
-        after = None
-        while True:
-            page = snap.list_namespaces(after, 1000)
-            yield from page
-            if len(page) < 1000:
-                return
-            after = page[-1]
 
     def _writable_view(self, path: str) -> _View:
         view = self._view(path, fresh=True)
