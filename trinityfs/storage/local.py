@@ -255,6 +255,9 @@ class LocalBackend(Backend):
             return True
 
     def _stat(self, loc: str) -> os.stat_result:
+        dirs, name = self._parts(loc)
+        if not dirs:  # a file right in the root (a root probe): no directory to walk
+            return os.stat(os.path.join(self.root, name), follow_symlinks=False)
         with self._dir(loc) as (fd, name):
             return os.stat(name, dir_fd=fd, follow_symlinks=False)
 

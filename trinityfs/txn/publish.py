@@ -135,7 +135,8 @@ def confirm_root(engine: Engine, version: int, root: Node, *, source: int | None
     _check_not_below_oldest(engine, version)
     if source is not None and not _source_still_exists(engine, version, source):
         raise SourceExpiredError(version, source)
-    engine.roots.write_hint(version)
+    if engine.roots.hint_due(version):  # amortised: see trinityfs/txn/roots.py
+        engine.roots.write_hint(version)
     root.location = root_node_file(version)
     engine.roots.remember(version, root)
 
@@ -178,6 +179,8 @@ def _check_not_below_oldest(engine: Engine, version: int) -> None:
     backup): the root stands and the lie is logged (expire and fsck repair and report it).
     """
     roots = engine.roots
+    if roots.confirmed_latest(version):
+        return  # built right on a base confirmed latest within the trust window: no hole
     try:
         marker = roots.oldest_marker() or 0
         if version >= marker:

@@ -3,13 +3,35 @@
 Roots are named by version and created once (create-if-absent), so they are immutable and
 cached like any node; the latest version is found from the hint by galloping forward over
 the dense sequence of roots.
+
+Freshness (warm readers): a RootStore remembers the latest version it confirmed and when
+(a probe that found the next root missing, or a root it created on a base it had
+confirmed). While that confirmation is younger than the *trust window* (half the
+expiration grace floor, `commit_window_millis`), "latest" costs one request: probe the
+next root; if it is missing the remembered version is still the latest, else gallop on
+from it. Neither marker is read. Why no marker is needed within the window: the next
+root was missing at the confirmation, so if it exists now it was created since, and
+expiration never deletes a root younger than its grace (at least the floor, plus a
+clock-skew margin); so "missing now" means "never created", and the remembered latest
+root, the latest, is never deleted either. Past the window (or cold, or after this
+process's own expiration forgot a root) the full path runs: oldest marker, hint, probes.
+
+The hint is written by the commit of every version divisible by `HINT_INTERVAL` (and by
+a commit whose process found the hint missing, malformed or lagging by more than that),
+so it lags the latest by less than `HINT_INTERVAL` versions unless a writer crashed
+between its root and its hint. A cold reader then needs at most
+2*log2(HINT_INTERVAL)+1 root probes past the hint (O(1)); each version of lag costs a
+cold reader about two more probes per doubling, never a wrong answer (the roots decide).
+Warm readers never read the hint.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import threading
-from collections import OrderedDict
+import time
+from collections.abc import Callable
 
 from trinityfs.errors import (
     CorruptFileError,
@@ -27,14 +49,19 @@ from trinityfs.format.paths import (
     root_node_file,
 )
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
+from trinityfs.lru import LRU
 from trinityfs.storage import Storage
 from trinityfs.storage.settle import create_settled
 from trinityfs.tree import Node
 from trinityfs.tree.reader import version_of
+from trinityfs.txn.backoff import commit_window_millis
 
 log = logging.getLogger(__name__)
 
 MAX_VERSION = 2**63 - 1
+
+#: The commit of every version divisible by this writes `_latest_hint.txt`.
+HINT_INTERVAL = 8
 
 
 def parse_marker(text: bytes) -> int | None:
@@ -50,11 +77,21 @@ def parse_marker(text: bytes) -> int | None:
 class RootStore:
     """Versioned roots of one lakehouse in one storage location."""
 
-    def __init__(self, storage: Storage, cached_roots: int = 16):
+    def __init__(
+        self,
+        storage: Storage,
+        cached_roots: int = 16,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.storage = storage
-        self._cached_roots = cached_roots
-        self._roots: OrderedDict[int, Node] = OrderedDict()
+        self._roots: LRU[int, Node] = LRU(cached_roots)
         self._lock = threading.Lock()
+        self._clock = clock
+        # the latest version this store confirmed, and the monotonic time it was latest
+        self._known: int | None = None
+        self._confirmed_at = -math.inf
+        self._window = 0.0  # seconds a confirmation is trusted (0 until a def is read)
+        self._hint_lags = True  # the hint seen last was missing, malformed or far behind
 
     # -- markers --------------------------------------------------------------------
 
@@ -72,6 +109,10 @@ class RootStore:
 
     def read_hint(self) -> int | None:
         return self._read_marker(LATEST_HINT)
+
+    def hint_due(self, version: int) -> bool:
+        """Whether the commit of `version` should write the hint (see the module doc)."""
+        return version % HINT_INTERVAL == 0 or self._hint_lags
 
     def oldest_marker(self) -> int | None:
         """What `_oldest_version.txt` says (None: absent or malformed), unchecked."""
@@ -97,6 +138,8 @@ class RootStore:
             self.storage.write(LATEST_HINT, str(version).encode(), durable=False)
         except TrinityError as exc:
             log.warning("could not update %s: %s", LATEST_HINT, exc)
+            return
+        self._hint_lags = False
 
     # -- roots ----------------------------------------------------------------------
 
@@ -109,9 +152,17 @@ class RootStore:
         Unknown outcomes are settled by reading back (`trinityfs.storage.settle`).
         Only `trinityfs.txn.publish` calls this: every root is made there.
         """
-        return create_settled(
+        started = self._clock()
+        base_trusted = self.trusted_latest() == version - 1
+        created = create_settled(
             self.storage, root_node_file(version), data, f"the root of version {version}"
         )
+        if created and base_trusted:
+            # Root version-1 was the latest within the trust window and root `version`
+            # did not exist: it cannot have been created and expired since, so ours is
+            # the latest (no hole below the oldest marker; see confirmed_latest).
+            self._confirm(version, started)
+        return created
 
     def load(self, version: int) -> Node:
         """The root node of `version`; VersionNotFoundError if there is none.
@@ -119,16 +170,15 @@ class RootStore:
         Roots are immutable once created, so decoded ones are kept (a few, the newest
         being the ones every transaction begins from).
         """
-        with self._lock:
-            root = self._roots.get(version)
-            if root is not None:
-                self._roots.move_to_end(version)
-                return root
+        root = self._roots.get(version)
+        if root is not None:
+            return root
         location = root_node_file(version)
         try:
             data = self.storage.read_immutable(location)
             root = Node.from_file(decode_node(data, None, location), location)
         except StorageFileNotFoundError:
+            self._distrust_from(version)
             raise VersionNotFoundError(f"version {version} does not exist") from None
         except CorruptFileError as exc:
             self.storage.forget(location)  # never keep bytes that did not decode
@@ -138,15 +188,13 @@ class RootStore:
 
     def remember(self, version: int, root: Node) -> None:
         """Keep a committed root (one this process just created, say) decoded."""
-        with self._lock:
-            self._roots[version] = root
-            while len(self._roots) > self._cached_roots:
-                self._roots.popitem(last=False)
+        self._roots.put(version, root)
 
     def forget(self, version: int) -> None:
-        """Drop a root from the cache (expiration deleted it)."""
-        with self._lock:
-            self._roots.pop(version, None)
+        """Drop a root from the cache (expiration deleted it): the remembered latest is
+        no longer trusted either (the next question runs the full path)."""
+        self._roots.pop(version, None)
+        self._distrust_from(version)
 
     def load_location(self, location: str) -> Node:
         """A root-shaped node at any location (an export's root, a transaction's root)."""
@@ -165,15 +213,33 @@ class RootStore:
             self.storage.forget(location)
             raise exc.with_version(version) from None
         validate_lakehouse_def(ldef)
+        with self._lock:
+            if version is not None and (self._known is None or version >= self._known):
+                self._window = commit_window_millis(ldef) / 2000
         return location, ldef
 
+    # -- the latest version ---------------------------------------------------------
+
     def latest_version(self) -> int:
+        """The latest version: one probe of the next root when this store confirmed the
+        latest within the trust window, else `latest_from_markers` (module doc)."""
+        known = self.trusted_latest()
+        if known is None:
+            return self.latest_from_markers()
+        started = self._clock()
+        if self.exists(known + 1):
+            known = self._gallop(known + 1)
+        self._confirm(known, started)
+        return known
+
+    def latest_from_markers(self) -> int:
         """Hint (or oldest marker, or 0), then gallop forward to the first missing root.
 
         Both markers are only starting points: the roots decide. A hint below the
         oldest marker is not used (roots between them may be deleted) unless the
         marker names no root (it lies); when neither names a root, the roots are listed.
         """
+        started = self._clock()
         oldest = self.oldest_marker() or 0
         hint = self.read_hint()
         start = None
@@ -183,7 +249,42 @@ class RootStore:
             start = oldest
         if start is None:
             start = self._first_existing_root()
-        return self._gallop(start)
+        latest = self._gallop(start)
+        self._hint_lags = hint is None or latest - hint >= HINT_INTERVAL
+        self._confirm(latest, started)
+        return latest
+
+    def trusted_latest(self) -> int | None:
+        """The remembered latest version while its confirmation is within the trust
+        window (no request), else None."""
+        with self._lock:
+            if self._known is None or self._clock() - self._confirmed_at >= self._window:
+                return None
+            return self._known
+
+    def confirmed_latest(self, version: int) -> bool:
+        """Whether `version` is the latest this store confirmed within the trust window.
+
+        For a root this process just created, that means it was created right on a
+        base confirmed as the latest, so it cannot fill a hole left by expiration and
+        the oldest marker need not be read to check it.
+        """
+        return self.trusted_latest() == version
+
+    def _confirm(self, version: int, at: float) -> None:
+        """Root `version` was the latest at monotonic time `at` (taken before asking)."""
+        with self._lock:
+            known = self._known
+            if known is None or version > known or self._confirmed_at == -math.inf:
+                self._known, self._confirmed_at = version, at
+            elif version == known:
+                self._confirmed_at = max(self._confirmed_at, at)
+
+    def _distrust_from(self, version: int) -> None:
+        """A root at or below the remembered latest vanished: trust nothing remembered."""
+        with self._lock:
+            if self._known is not None and version <= self._known:
+                self._confirmed_at = -math.inf
 
     def _gallop(self, known: int) -> int:
         step = 1
