@@ -7,9 +7,11 @@ walk its history (versions, time travel, change sets, diffs, rollback).
 from __future__ import annotations
 
 import contextlib
+import functools
+import threading
 from collections.abc import Callable, Iterator
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from trinityfs.catalog.content import RenderCache
 from trinityfs.catalog.distributed import DistributedTransaction
@@ -22,8 +24,12 @@ from trinityfs.catalog.selector import Selection
 from trinityfs.catalog.writer import CatalogTransaction, Definition
 from trinityfs.errors import (
     AlreadyExistsError,
+    CommitConflictError,
     InvalidArgumentError,
     LakehouseNotFoundError,
+    NamespaceNotEmptyError,
+    NamespaceNotFoundError,
+    ObjectNotFoundError,
     ReadOnlyError,
     VersionNotFoundError,
 )
@@ -55,6 +61,43 @@ from trinityfs.txn.publish import create_first
 from trinityfs.txn.publish import rollback as _rollback
 from trinityfs.txn.snapshot import Snapshot
 from trinityfs.txn.transaction import Transaction
+
+#: errors a change may raise because its base was not the latest (then it is redone)
+_STALE_BASE_ERRORS = (
+    NamespaceNotFoundError,
+    ObjectNotFoundError,
+    AlreadyExistsError,
+    NamespaceNotEmptyError,
+    CommitConflictError,
+)
+
+_Method = TypeVar("_Method", bound=Callable[..., int])
+
+
+def _begins_unprobed(method: _Method) -> _Method:
+    """A one-change shortcut begins at the latest version this process confirmed within
+    the trust window (`RootStore.trusted_latest`), with no storage request: the
+    conditional create of the next root tells whether it still was the latest (a lost
+    race is replayed as usual). A change refused on such a base (not found, already
+    exists, conflict: nothing committed) is redone on the probed latest version unless
+    that base still is the latest, so no answer comes from a stale version."""
+
+    @functools.wraps(method)
+    def wrapper(self: Lakehouse, *args: Any, **kwargs: Any) -> int:
+        base = self.engine.roots.trusted_latest()
+        if base is None or getattr(self._shortcut, "base", None) is not None:
+            return method(self, *args, **kwargs)
+        self._shortcut.base = base
+        try:
+            return method(self, *args, **kwargs)
+        except _STALE_BASE_ERRORS:
+            if self.latest_version(fresh=True) == base:
+                raise
+        finally:
+            self._shortcut.base = None
+        return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
 
 
 class CatalogSnapshot(CatalogReader):
@@ -92,6 +135,7 @@ class Lakehouse(FrontEndPrimitives):
         self._history = History(self)
         self._renders = RenderCache()
         self._order: int | None = None
+        self._shortcut = threading.local()  # the unprobed base of a running shortcut
 
     # -- opening --------------------------------------------------------------------
 
@@ -202,21 +246,25 @@ class Lakehouse(FrontEndPrimitives):
 
     @contextlib.contextmanager
     def _one(self) -> Iterator[CatalogTransaction]:
-        with self.transaction() as txn:
+        base = getattr(self._shortcut, "base", None)  # set by @_begins_unprobed
+        with self.transaction(version=base) as txn:
             yield txn
 
     # -- single-change shortcuts (each is one commit) -------------------------------
 
+    @_begins_unprobed
     def create_namespace(self, namespace: str, properties: dict[str, str] | None = None) -> int:
         with self._one() as t:
             t.create_namespace(namespace, properties)
         return t.txn.committed_version
 
+    @_begins_unprobed
     def drop_namespace(self, namespace: str, *, cascade: bool = False) -> int:
         with self._one() as t:
             t.drop_namespace(namespace, cascade=cascade)
         return t.txn.committed_version
 
+    @_begins_unprobed
     def set_namespace_properties(
         self, namespace: str, updates: dict[str, str] | None = None, removals=()
     ) -> int:
@@ -224,41 +272,49 @@ class Lakehouse(FrontEndPrimitives):
             t.set_namespace_properties(namespace, updates, removals)
         return t.txn.committed_version
 
+    @_begins_unprobed
     def create_table(self, namespace: str, name: str, definition: Definition = None) -> int:
         with self._one() as t:
             t.create_table(namespace, name, definition)
         return t.txn.committed_version
 
+    @_begins_unprobed
     def replace_table(self, namespace: str, name: str, definition: Definition) -> int:
         with self._one() as t:
             t.replace_table(namespace, name, definition)
         return t.txn.committed_version
 
+    @_begins_unprobed
     def drop_table(self, namespace: str, name: str) -> int:
         with self._one() as t:
             t.drop_table(namespace, name)
         return t.txn.committed_version
 
+    @_begins_unprobed
     def rename_table(self, namespace: str, name: str, new_namespace: str, new_name: str) -> int:
         with self._one() as t:
             t.rename_table(namespace, name, new_namespace, new_name)
         return t.txn.committed_version
 
+    @_begins_unprobed
     def create_view(self, namespace: str, name: str, definition: Definition = None) -> int:
         with self._one() as t:
             t.create_view(namespace, name, definition)
         return t.txn.committed_version
 
+    @_begins_unprobed
     def replace_view(self, namespace: str, name: str, definition: Definition) -> int:
         with self._one() as t:
             t.replace_view(namespace, name, definition)
         return t.txn.committed_version
 
+    @_begins_unprobed
     def drop_view(self, namespace: str, name: str) -> int:
         with self._one() as t:
             t.drop_view(namespace, name)
         return t.txn.committed_version
 
+    @_begins_unprobed
     def rename_view(self, namespace: str, name: str, new_namespace: str, new_name: str) -> int:
         with self._one() as t:
             t.rename_view(namespace, name, new_namespace, new_name)
