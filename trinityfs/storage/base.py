@@ -39,6 +39,9 @@ class Backend(ABC):
     needs_probe: bool = False
     #: threads worth using for a batch of writes (network stores gain, local disks lose)
     write_parallelism: int = 16
+    #: commits write the latest-version hint every this many versions (requests cost
+    #: on object stores; a local overwrite without fsync is cheap: every commit)
+    hint_interval: int = 8
 
     @abstractmethod
     def read(self, loc: str) -> bytes: ...

@@ -46,6 +46,8 @@ class LocalBackend(Backend):
     components are walked without following links like every other.
     """
 
+    hint_interval = 1
+
     write_parallelism = 1  # threads only contend for the GIL and directory locks here
 
     def __init__(self, root: str, *, fsync: bool = True, base: tuple[str, ...] = ()) -> None:

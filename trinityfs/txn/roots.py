@@ -16,8 +16,10 @@ clock-skew margin); so "missing now" means "never created", and the remembered l
 root, the latest, is never deleted either. Past the window (or cold, or after this
 process's own expiration forgot a root) the full path runs: oldest marker, hint, probes.
 
-The hint is written by the commit of every version divisible by `HINT_INTERVAL` (and by
-a commit whose process found the hint missing, malformed or lagging by more than that),
+The hint is written by the commit of every version divisible by `HINT_INTERVAL` on object
+stores (on every commit on local disk, where an unsynced overwrite is cheap; the interval
+is `Backend.hint_interval`), and by a commit whose process found the hint missing,
+malformed or lagging by more than that,
 so it lags the latest by less than `HINT_INTERVAL` versions unless a writer crashed
 between its root and its hint. A cold reader then needs at most
 2*log2(HINT_INTERVAL)+1 root probes past the hint (O(1)); each version of lag costs a
@@ -60,7 +62,8 @@ log = logging.getLogger(__name__)
 
 MAX_VERSION = 2**63 - 1
 
-#: The commit of every version divisible by this writes `_latest_hint.txt`.
+#: The commit of every version divisible by this writes `_latest_hint.txt` (object
+#: stores; local disk writes it on every commit: `Backend.hint_interval`).
 HINT_INTERVAL = 8
 
 
@@ -92,6 +95,7 @@ class RootStore:
         self._confirmed_at = -math.inf
         self._window = 0.0  # seconds a confirmation is trusted (0 until a def is read)
         self._hint_lags = True  # the hint seen last was missing, malformed or far behind
+        self.hint_interval = max(1, getattr(storage.backend, "hint_interval", HINT_INTERVAL))
 
     # -- markers --------------------------------------------------------------------
 
@@ -112,7 +116,7 @@ class RootStore:
 
     def hint_due(self, version: int) -> bool:
         """Whether the commit of `version` should write the hint (see the module doc)."""
-        return version % HINT_INTERVAL == 0 or self._hint_lags
+        return version % self.hint_interval == 0 or self._hint_lags
 
     def oldest_marker(self) -> int | None:
         """What `_oldest_version.txt` says (None: absent or malformed), unchecked."""
@@ -250,7 +254,7 @@ class RootStore:
         if start is None:
             start = self._first_existing_root()
         latest = self._gallop(start)
-        self._hint_lags = hint is None or latest - hint >= HINT_INTERVAL
+        self._hint_lags = hint is None or latest - hint >= self.hint_interval
         self._confirm(latest, started)
         return latest
 
