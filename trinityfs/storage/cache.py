@@ -1,9 +1,9 @@
-"""Bounded LRU cache of immutable file contents, sized in bytes."""
+"""Bounded LRU cache of immutable file contents, sized in bytes (a `trinityfs.lru.LRU`
+weighed by length)."""
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
+from trinityfs.lru import LRU
 
 
 class ByteLRUCache:
@@ -16,52 +16,28 @@ class ByteLRUCache:
         if max_bytes < 0:
             raise ValueError("cache size must be >= 0")
         self.max_bytes = max_bytes
-        self._lock = threading.Lock()
-        self._entries: OrderedDict[str, bytes] = OrderedDict()
-        self._bytes = 0
+        self._entries: LRU[str, bytes] = LRU(max_bytes, weigh=len)
 
     def get(self, key: str) -> bytes | None:
-        with self._lock:
-            data = self._entries.get(key)
-            if data is not None:
-                self._entries.move_to_end(key)
-            return data
+        return self._entries.get(key)
 
     def put(self, key: str, data: bytes) -> None:
-        if len(data) > self.max_bytes:
-            self.discard(key)
-            return
-        with self._lock:
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self._bytes -= len(old)
-            self._entries[key] = data
-            self._bytes += len(data)
-            while self._bytes > self.max_bytes:
-                _, evicted = self._entries.popitem(last=False)
-                self._bytes -= len(evicted)
+        """Keep `data` (an entry over the budget is dropped, an older copy with it)."""
+        self._entries.put(key, data)
 
     def discard(self, key: str) -> None:
-        with self._lock:
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self._bytes -= len(old)
+        self._entries.pop(key)
 
     def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self._bytes = 0
+        self._entries.clear()
 
     @property
     def current_bytes(self) -> int:
         """Bytes held now (always <= max_bytes)."""
-        with self._lock:
-            return self._bytes
+        return self._entries.weight
 
     def __len__(self) -> int:
-        with self._lock:
-            return len(self._entries)
+        return len(self._entries)
 
     def __contains__(self, key: str) -> bool:
-        with self._lock:
-            return key in self._entries
+        return key in self._entries

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 
 from trinityfs.errors import CorruptFileError
 from trinityfs.format.nodefile import decode_node, encode_node
 from trinityfs.format.paths import new_node_location
+from trinityfs.lru import LRU
 from trinityfs.storage import Storage
 from trinityfs.tree.node import Node
 
@@ -31,19 +31,16 @@ class NodeStore:
     def __init__(self, storage: Storage, order: int, cached_nodes: int = DEFAULT_CACHED_NODES):
         self.storage = storage
         self.order = order
-        self._cached_nodes = cached_nodes
-        self._cache: OrderedDict[str, Node] = OrderedDict()
+        self._cache: LRU[str, Node] = LRU(cached_nodes)
         self._lock = threading.Lock()
         self._verified_subtrees: set[str] = set()
         self.nodes_decoded = 0
 
     def load(self, location: str) -> Node:
         """The committed node at `location` (shared; never mutate it)."""
-        with self._lock:
-            node = self._cache.get(location)
-            if node is not None:
-                self._cache.move_to_end(location)
-                return node
+        node = self._cache.get(location)
+        if node is not None:
+            return node
         data = self.storage.read_immutable(location)
         try:
             node = Node.from_file(decode_node(data, self.order, location), location)
@@ -52,9 +49,7 @@ class NodeStore:
             raise
         with self._lock:
             self.nodes_decoded += 1
-            self._cache[location] = node
-            while len(self._cache) > self._cached_nodes:
-                self._cache.popitem(last=False)
+        self._cache.put(location, node)
         return node
 
     def resolve(self, ref: str | Node) -> Node:
@@ -131,12 +126,8 @@ class NodeStore:
 
     def remember(self, node: Node) -> None:
         """Put a node this process just wrote into the decoded cache."""
-        if node.location is None:
-            return
-        with self._lock:
-            self._cache[node.location] = node
-            while len(self._cache) > self._cached_nodes:
-                self._cache.popitem(last=False)
+        if node.location is not None:
+            self._cache.put(node.location, node)
 
 
 def _detach_children(node: Node) -> None:
