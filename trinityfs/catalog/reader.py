@@ -156,7 +156,8 @@ class CatalogReader:
         after = None
         if start_after is not None:
             after = self.keys.object_key(kind, namespace, start_after)
-        return [self.keys.decode(k).name for k, _ in self._view.scan_prefix(prefix, after, limit)]
+        keys = [k for k, _ in self._view.scan_prefix(prefix, after, limit)]
+        return self.keys.decode_names(kind, namespace, keys)
 
     def list_tables(self, namespace: str, start_after: str | None = None, limit: int | None = None):
         return self.list_names("table", namespace, start_after, limit)

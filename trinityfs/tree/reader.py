@@ -111,11 +111,9 @@ def _base(store: NodeStore, node: Node, lo: str, hi: str | None) -> Iterator[tup
     """The subtree's pairs without this node's buffer applied."""
     keys = node.keys
     start = bisect_left(keys, lo)
-    if node.children is None:
-        for i in range(start, len(keys)):
-            if hi is not None and keys[i] >= hi:
-                return
-            yield keys[i], node.values[i]
+    if node.children is None:  # a leaf: one slice, no per-key bound check
+        end = len(keys) if hi is None else bisect_left(keys, hi, start)
+        yield from zip(keys[start:end], node.values[start:end], strict=True)
         return
     for i in range(start, len(keys) + 1):
         # child i holds keys between keys[i-1] and keys[i]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.tree import Node, NodeStore, lookup, scan, scan_prefix
@@ -32,12 +33,7 @@ class Snapshot:
         self, prefix: str, after: str | None = None, limit: int | None = None
     ) -> list[tuple[str, str]]:
         """Pairs whose key starts with `prefix`, after key `after`, at most `limit`."""
-        out: list[tuple[str, str]] = []
-        for pair in scan_prefix(self.nodes, self.root, prefix, after):
-            if limit is not None and len(out) >= limit:
-                break
-            out.append(pair)
-        return out
+        return list(islice(scan_prefix(self.nodes, self.root, prefix, after), limit))
 
     def items(self) -> Iterator[tuple[str, str]]:
         """Every (key, location) of the version, in key order."""

@@ -1,0 +1,110 @@
+"""Cold names-only listing of a namespace of N tables next to a names-only listing of a
+plain directory of N files, interleaved in one process (issue 13 item 3), like for like:
+
+- plain: `fsspec.filesystem("file").ls(dir, detail=False)` of a directory holding N
+  empty files named like the tables (and `os.listdir`, for reference);
+- trinity://: `TrinityFileSystem(root).ls("ns", detail=False)` on a new filesystem
+  object (cold: no decoded node, no cached file);
+- catalog: `Lakehouse.open(root).list_tables("ns")` (cold), the API under both.
+
+Node files read and storage requests are printed next to the times.
+
+    python benchmarks/bench_ls.py --tables 100000 --rounds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import fsspec
+
+from trinityfs import Lakehouse
+from trinityfs.fs.spec import TrinityFileSystem
+
+BATCH = 50_000
+
+
+def build(root: Path, tables: int) -> None:
+    lake = Lakehouse.create(str(root), storage_options={"fsync": False})
+    lake.create_namespace("ns")
+    for start in range(0, tables, BATCH):
+        with lake.transaction() as txn:
+            for i in range(start, min(tables, start + BATCH)):
+                txn.create_table("ns", f"t{i:07d}", {"table_format": "ICEBERG"})
+    lake.create_table("ns", "flush")  # merges the last bulk load into the tree
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--lake", type=Path, default=None, help="reuse a lake built before")
+    parser.add_argument("--workdir", type=Path, default=None)
+    args = parser.parse_args()
+    print(f"load average {os.getloadavg()}", flush=True)
+    with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
+        root = args.lake or Path(tmp) / "lake"
+        if args.lake is None or not (root / "_latest_hint.txt").exists():
+            build(root, args.tables)
+        count = len(Lakehouse.open(str(root)).list_tables("ns"))
+        plain = Path(tmp) / "plain"
+        plain.mkdir()
+        for i in range(count):
+            (plain / f"t{i:07d}.json").touch()
+        local = fsspec.filesystem("file")
+
+        def plain_ls() -> tuple[int, dict]:
+            return len(local.ls(str(plain), detail=False)), {}
+
+        def listdir() -> tuple[int, dict]:
+            return len(os.listdir(plain)), {}
+
+        def trinity_ls() -> tuple[int, dict]:
+            fs = TrinityFileSystem(str(root), skip_instance_cache=True)
+            names = fs.ls("ns", detail=False)
+            return len(names), fs.lake.storage.stats.snapshot()
+
+        def catalog_ls() -> tuple[int, dict]:
+            lake = Lakehouse.open(str(root))
+            names = lake.list_tables("ns")
+            return len(names), lake.storage.stats.snapshot()
+
+        kinds = {
+            "fsspec local ls": plain_ls,
+            "os.listdir": listdir,
+            "trinity:// ls": trinity_ls,
+            "catalog list": catalog_ls,
+        }
+        times: dict[str, list[float]] = {k: [] for k in kinds}
+        stats: dict[str, dict] = {}
+        sizes: dict[str, int] = {}
+        for fn in kinds.values():
+            fn()  # page cache warm for both sides
+        for _ in range(args.rounds):
+            for kind, fn in kinds.items():
+                start = time.perf_counter()
+                sizes[kind], stats[kind] = fn()
+                times[kind].append(time.perf_counter() - start)
+        base = statistics.median(times["fsspec local ls"])
+        print(f"\ncold names-only listing, {count:,} names, median of {args.rounds} rounds")
+        print(
+            f"{'kind':<16} {'names':>8} {'seconds':>8} {'x fsspec':>9} {'reads':>6} {'requests':>9}"
+        )
+        for kind in kinds:
+            med = statistics.median(times[kind])
+            st = stats[kind]
+            reads = st.get("read", "-")
+            req = st.get("requests", "-")
+            print(
+                f"{kind:<16} {sizes[kind]:8,d} {med:8.3f} {med / base:9.2f} {reads!s:>6} {req!s:>9}"
+            )
+    print(f"load average {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
