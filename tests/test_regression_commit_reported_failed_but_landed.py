@@ -20,6 +20,7 @@ a commit whose root landed but could not be confirmed raises AmbiguousWriteError
 from __future__ import annotations
 
 import errno
+import time
 from typing import Any
 
 import pytest
@@ -130,6 +131,9 @@ def test_failed_oldest_marker_read_after_landing_is_ambiguous(url: str) -> None:
     lake, flaky = flaky_lake(url)
     txn = lake.transaction()
     txn.create_table("ns", "t")
+    # an hour later: the base is no longer confirmed (txn/roots.py trust window), so the
+    # commit must read the oldest marker after its root landed
+    lake.engine.roots._clock = lambda: time.monotonic() + 3600
     flaky.script["read-oldest"] = ["error"]
     with pytest.raises(AmbiguousWriteError):
         txn.commit()
