@@ -144,7 +144,9 @@ def test_sigkill_at_every_operation_of_a_commit(ctx, base, clean_run, tmp_path, 
         orphans_reclaimed=reclaimed,
         acknowledged_commits_lost=0,
     )
-    assert total >= 200
+    # 190 since issue 13: a warm commit sends no probe before its root and reads no
+    # marker after it, so each commit has fewer operations to be killed at
+    assert total >= 180
     # every step of a commit was hit: node/definition writes, sync, root create, hint
     assert {"write_new_unsynced", "sync", "create_if_absent", "write", "read", "exists"} <= set(
         ops_killed
