@@ -329,9 +329,9 @@ class TableWriter(DataSourceArrowWriter):
             if isinstance(exc, TrinityLakeWriteConflict):
                 raise
             raise TrinityLakeWriteConflict(
-                f"write to {'.'.join(self.ident)} lost to a concurrent change and was not "
-                f"committed ({type(exc).__name__}: {exc}); its {len(paths)} data files were "
-                "removed: rerun the job"
+                f"write to {'.'.join(self.ident)} not committed: it lost to a concurrent "
+                f"change of the table and its {len(paths)} data files were removed: rerun "
+                f"the job ({type(exc).__name__}: {exc})"
             ) from exc
 
     def _conflict(self, why: str) -> TrinityLakeWriteConflict:
