@@ -17,12 +17,13 @@ column); `count()`; a 1% selective filter on the sorted column `id` (trinitylake
 `filter` read option, as Spark filters are not pushed; see trinityfs/spark/read.py); and
 a partition filter on a second, identity-partitioned table (same). Each is run
 --repeat times after one warm-up, interleaved per query; best and median wall times,
-the ratio to Parquet, and machine-independent counts: files read and rows handed to
-Spark (trinitylake: counted by driving the reader exactly as Spark does; parquet: rows
-of the row groups Spark's vectorized reader keeps after min/max pruning, as it does no
-record-level filtering by default).
+the ratio to Parquet, and machine-independent counts next to them: files read
+(parquet: Spark's numFiles metric; trinitylake: the files of the tasks it plans), Spark
+tasks of the scan (trinitylake packs small files into tasks like Spark's file sources
+do), and rows the scan handed to Spark (both: the scan's numOutputRows metric); then how
+many files actually hold matching rows (the floor for "files read").
 
-    python benchmarks/bench_spark.py --rows 2000000 --files 8 --repeat 3
+    python benchmarks/bench_spark.py --rows 2000000 --files 8 --repeat 2
 """
 
 from __future__ import annotations
@@ -91,45 +92,65 @@ def build_partitioned(root: str, rows: int, parts: int) -> list[str]:
     return [t.file.file_path for t in cat.load_table("bench.parts").scan().plan_files()]
 
 
-def reader_counts(root: str, table: str, row_filter: str) -> tuple[int, int]:
-    """(files, rows) the trinitylake reader hands Spark for this `filter` option."""
+def reader_counts(root: str, table: str, **options: str) -> tuple[int, int, int]:
+    """(files, Spark tasks, rows) the trinitylake reader plans and hands Spark for these
+    read options, by driving the reader exactly as Spark does (pickled, on this host)."""
     import pickle
 
     from trinityfs.spark.source import TrinityLakeDataSource
 
-    ds = TrinityLakeDataSource({"root": root, "path": table, "filter": row_filter})
+    ds = TrinityLakeDataSource({"root": root, "path": table, **options})
     reader = pickle.loads(pickle.dumps(ds.reader(ds.schema())))
     parts = reader.partitions()
-    return len(parts), sum(b.num_rows for p in parts for b in reader.read(p))
+    rows = sum(b.num_rows for p in parts for b in reader.read(p))
+    return sum(len(p.files) for p in parts), len(parts), rows
 
 
-def parquet_counts(files: list[str], column: str, below: int) -> tuple[int, int]:
-    """(files, rows) Spark's Parquet reader keeps for `column < below`: row groups whose
-    min is below the bound (it prunes by row-group statistics only)."""
+def matching_files(paths: list[str], column: str, op: str, value: int) -> int:
+    """How many of `paths` hold at least one row with `column <op> value` (the floor
+    for any reader's file count)."""
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    kept_files = kept_rows = 0
-    for path in files:
-        meta = pq.ParquetFile(path.removeprefix("file://")).metadata
-        idx = meta.schema.names.index(column)
-        rows = sum(
-            meta.row_group(g).num_rows
-            for g in range(meta.num_row_groups)
-            if meta.row_group(g).column(idx).statistics.min < below
+    fn = {"<": pc.less, "=": pc.equal}[op]
+    return sum(
+        bool(
+            pc.any(
+                fn(pq.read_table(p.removeprefix("file://"), columns=[column])[column], value)
+            ).as_py()
         )
-        kept_files += rows > 0
-        kept_rows += rows
-    return kept_files, kept_rows
+        for p in paths
+    )
 
 
-def timed(fn, repeat: int) -> tuple[float, float, object]:
-    fn()  # warm-up
-    times, result = [], None
+def scan_metrics(df) -> tuple[int, int]:
+    """(files listed, rows handed to Spark) of the scan in df's executed plan, from Spark's
+    SQL metrics (AQE is off in this benchmark, so the plan is the final one); a Python
+    data source reports no file count (0 here; see reader_counts)."""
+    plan = df._jdf.queryExecution().executedPlan()
+    leaves = plan.collectLeaves()
+    files = rows = 0
+    for i in range(leaves.size()):
+        metrics = leaves.apply(i).metrics()
+        if metrics.contains("numOutputRows"):
+            rows += metrics.apply("numOutputRows").value()
+        if metrics.contains("numFiles"):  # Spark's file scan
+            files += metrics.apply("numFiles").value()
+    return files, rows
+
+
+def timed(make_df, repeat: int) -> tuple[float, float, tuple[list, int, int]]:
+    """Best and median wall time of collecting a fresh DataFrame (after one warm-up),
+    with the last run's (result, files read, rows handed to Spark)."""
+    make_df().collect()  # warm-up
+    times, last = [], None
     for _ in range(repeat):
+        df = make_df()
         start = time.perf_counter()
-        result = fn()
+        result = [tuple(r) for r in df.collect()]
         times.append(time.perf_counter() - start)
-    return min(times), statistics.median(times), result
+        last = (result, *scan_metrics(df))
+    return min(times), statistics.median(times), last
 
 
 def _same(a: list, b: list) -> bool:
@@ -176,6 +197,7 @@ def main() -> None:
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", str(args.cores))
+        .config("spark.sql.adaptive.enabled", "false")  # final plans, for the metrics
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
@@ -198,60 +220,90 @@ def main() -> None:
             r = r.option(k, v)
         return r.load(table)
 
-    def pq_parts():
-        return spark.read.parquet(*part_paths)
+    def pq_df(paths=files, where=None):
+        df = spark.read.parquet(*paths)
+        return df if where is None else df.filter(where)
 
+    one = "sum(value)"
+    # query: (trinitylake table, its read options, the query on a DataFrame, parquet files,
+    # the Spark filter the parquet side applies)
     cases = {
         "full scan, all 5 columns": (
-            lambda: lake_df().selectExpr(*full).collect(),
-            lambda: spark.read.parquet(*files).selectExpr(*full).collect(),
+            "bench.events",
+            {},
+            lambda d: d.selectExpr(*full),
+            files,
+            None,
         ),
         "one column, plain .select": (
-            lambda: lake_df().select("value").selectExpr("sum(value)").collect(),
-            lambda: spark.read.parquet(*files).select("value").selectExpr("sum(value)").collect(),
+            "bench.events",
+            {},
+            lambda d: d.select("value").selectExpr(one),
+            files,
+            None,
         ),
         "one column, columns option": (
-            lambda: lake_df(columns="value").selectExpr("sum(value)").collect(),
-            lambda: spark.read.parquet(*files).select("value").selectExpr("sum(value)").collect(),
+            "bench.events",
+            {"columns": "value"},
+            lambda d: d.selectExpr(one),
+            files,
+            None,
         ),
-        "count()": (
-            lambda: [(lake_df().count(),)],
-            lambda: [(spark.read.parquet(*files).count(),)],
-        ),
+        "count()": ("bench.events", {}, lambda d: d.groupBy().count(), files, None),  # = df.count()
         f"1% filter id < {bound}": (
-            lambda: lake_df(filter=f"id < {bound}").selectExpr(*full).collect(),
-            lambda: spark.read.parquet(*files).filter(f"id < {bound}").selectExpr(*full).collect(),
+            "bench.events",
+            {"filter": f"id < {bound}"},
+            lambda d: d.selectExpr(*full),
+            files,
+            f"id < {bound}",
         ),
         "partition filter bucket=3": (
-            lambda: (
-                lake_df("bench.parts", filter="bucket = 3")
-                .selectExpr("count(*)", "sum(id)")
-                .collect()
-            ),
-            lambda: pq_parts().filter("bucket = 3").selectExpr("count(*)", "sum(id)").collect(),
+            "bench.parts",
+            {"filter": "bucket = 3"},
+            lambda d: d.selectExpr("count(*)", "sum(id)"),
+            part_paths,
+            "bucket = 3",
         ),
     }
-    print(f"spark local[{args.cores}], best / median of {args.repeat} after a warm-up:")
-    print(f"{'query':28} {'reader':12} {'best s':>8} {'median s':>9} {'x parquet':>9}")
-    for name, (lake_q, pq_q) in cases.items():
+    print(f"spark local[{args.cores}], best / median of {args.repeat} after a warm-up;")
+    print(
+        "files = data files read (parquet: Spark's numFiles metric; trinitylake: files in the"
+        " planned tasks), tasks = Spark tasks of the scan,\nrows = rows the scan handed to"
+        " Spark (its numOutputRows metric); load average before: "
+        + " ".join(f"{x:.2f}" for x in os.getloadavg())
+    )
+    print(
+        f"{'query':28} {'reader':12} {'best s':>8} {'median s':>9} {'x parquet':>9} "
+        f"{'files':>6} {'tasks':>6} {'rows to Spark':>14}"
+    )
+    for name, (table, opts, query, paths, where) in cases.items():
+        lake_files, lake_tasks, _ = reader_counts(root, table, **opts)
         results, bests = [], []
-        for reader, q in (("trinitylake", lake_q), ("parquet", pq_q)):
-            best, median, result = timed(q, args.repeat)
+        for reader, make in (
+            ("trinitylake", lambda q=query, t=table, o=opts: q(lake_df(t, **o))),
+            ("parquet", lambda q=query, p=paths, w=where: q(pq_df(p, w))),
+        ):
+            best, median, (result, files_read, rows_out) = timed(make, args.repeat)
             results.append(result)
             bests.append(best)
-            ratio = f"{bests[0] / best:9.2f}" if reader == "parquet" else ""
-            print(f"{name:28} {reader:12} {best:8.2f} {median:9.2f} {ratio}", flush=True)
+            if reader == "trinitylake":
+                ratio, files_read, tasks = " " * 9, lake_files, lake_tasks
+            else:
+                ratio = f"{bests[0] / best:9.2f}"
+                tasks = pq_df(paths, where).rdd.getNumPartitions()
+            print(
+                f"{name:28} {reader:12} {best:8.2f} {median:9.2f} {ratio} "
+                f"{files_read:>6} {tasks:>6} {rows_out:>14,}",
+                flush=True,
+            )
         assert _same(results[0], results[1]), results
     spark.stop()
-
-    lake_files, lake_rows = reader_counts(root, "bench.events", f"id < {bound}")
-    pq_files, pq_rows = parquet_counts(files, "id", bound)
-    print(f"\n1% filter id < {bound} ({bound:,} matching rows):")
-    print(f"  trinitylake: {lake_files} of {len(files)} files read, {lake_rows:,} rows to Spark")
-    print(f"  parquet:     {pq_files} of {len(files)} files read, {pq_rows:,} rows to Spark")
-    p_files, p_rows = reader_counts(root, "bench.parts", "bucket = 3")
-    print(f"partition filter bucket = 3 (table of {len(part_paths)} files in 8 partitions):")
-    print(f"  trinitylake: {p_files} files read, {p_rows:,} rows to Spark")
+    print(
+        f"files holding matching rows: id < {bound}: {matching_files(files, 'id', '<', bound)}"
+        f" of {len(files)}; bucket = 3: {matching_files(part_paths, 'bucket', '=', 3)}"
+        f" of {len(part_paths)}"
+    )
+    print("load average after: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,8 @@ def _read(root: str, row_filter: str):
     ds = TrinityLakeDataSource({"root": root, "path": "ns.t", "filter": row_filter})
     reader = pickle.loads(pickle.dumps(ds.reader(ds.schema())))  # as Spark ships it
     parts = reader.partitions()
-    return parts, pa.Table.from_batches([b for p in parts for b in reader.read(p)])
+    files = [path for p in parts for path, _ in p.files]  # the data files planned
+    return files, pa.Table.from_batches([b for p in parts for b in reader.read(p)])
 
 
 def _table(root: str, partitioned: bool) -> None:

@@ -22,8 +22,9 @@ from pyspark.sql import types as T
 
 from trinityfs import Lakehouse
 from trinityfs.catalog.ranges import scan_range, split_points
+from trinityfs.errors import InvalidArgumentError
 from trinityfs.spark.options import READ, WRITE, parse_options
-from trinityfs.spark.read import CatalogScanReader, FilePartition, TableReader
+from trinityfs.spark.read import CatalogScanReader, FilePartition, TableReader, pack
 from trinityfs.spark.source import CATALOG_SCHEMA
 from trinityfs.spark.types import conform, iceberg_schema_from_spark, to_spark_arrow_schema
 from trinityfs.spark.write import TableWriter, TrinityLakeWriteConflict
@@ -272,9 +273,13 @@ def test_table_reader_splits_by_file_and_reads_only_selected_columns(lake_root, 
     wanted = T.StructType(
         [T.StructField("id", T.LongType()), T.StructField("at", T.TimestampType())]
     )
-    reader = pickle.loads(pickle.dumps(TableReader(ropts(lake_root), wanted)))
+    # split-size=1: every file its own task
+    reader = pickle.loads(
+        pickle.dumps(TableReader(ropts(lake_root, **{"split-size": "1"}), wanted))
+    )
     parts = reader.partitions()
     assert len(parts) == 3 and all(isinstance(p, FilePartition) for p in parts)
+    assert all(len(p.files) == 1 for p in parts)
 
     import pyiceberg.io.pyarrow as pyarrow_io
 
@@ -294,6 +299,61 @@ def test_table_reader_splits_by_file_and_reads_only_selected_columns(lake_root, 
     # an old catalog version reads the table as it was
     old = TableReader(ropts(lake_root, version="2"), wanted)
     assert len(old.partitions()) == 1
+
+
+def test_small_files_are_packed_into_few_tasks_and_read_once(lake_root):
+    """8 tiny files on a 2-task parallelism: 2 tasks (one Python round trip per task is
+    what made a many-file scan slow), every row read exactly once, in scan order."""
+    for i in range(8):
+        w = plan(lake_root)
+        w.commit([run_task(w, spark_batch([10 * i, 10 * i + 1]))])
+    wanted = T.StructType([T.StructField("id", T.LongType())])
+    reader = TableReader(ropts(lake_root, parallelism="2"), wanted)
+    parts = pickle.loads(pickle.dumps(reader.partitions()))
+    assert [len(p.files) for p in parts] == [4, 4]
+    paths = [path for p in parts for path, _ in p.files]
+    assert len(set(paths)) == 8
+    ids = [
+        i
+        for p in parts
+        for b in pickle.loads(pickle.dumps(reader)).read(p)
+        for i in b["id"].to_pylist()
+    ]
+    assert sorted(ids) == sorted(i for k in range(8) for i in (10 * k, 10 * k + 1))
+    one = TableReader(ropts(lake_root, parallelism="1"), wanted).partitions()
+    assert [len(p.files) for p in one] == [8]
+    # the table property caps a task (the option overrides it)
+    catalog(lake_root).load_table("ns.t").transaction().set_properties(
+        {"read.split.target-size": "1"}
+    ).commit_transaction()
+    capped = TableReader(ropts(lake_root, parallelism="1"), wanted).partitions()
+    assert [len(p.files) for p in capped] == [1] * 8
+    wide = TableReader(ropts(lake_root, parallelism="1", **{"split-size": str(2**40)}), wanted)
+    assert [len(p.files) for p in wide.partitions()] == [8]
+
+
+def test_pack_follows_sparks_file_rule():
+    mib = 2**20
+    assert pack([], 128 * mib, 2) == []
+    assert pack([6 * mib] * 8, 128 * mib, 2) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert pack([6 * mib] * 8, 128 * mib, 8) == [[i] for i in range(8)]
+    assert pack([6 * mib] * 8, 15 * mib, 1) == [[i] for i in range(8)]  # split-size caps
+    assert pack([500 * mib, 1, 1], 128 * mib, 1) == [[0], [1, 2]]  # a big file alone
+
+
+def test_split_options_are_checked(lake_root):
+    for bad in ({"split-size": "0"}, {"parallelism": "-1"}, {"parallelism": "two"}):
+        with pytest.raises(InvalidArgumentError, match=next(iter(bad))):
+            ropts(lake_root, **bad)
+    with pytest.raises(InvalidArgumentError, match=r"parallelism.*table read"):
+        parse_options({"root": lake_root, "parallelism": "2"}, READ)
+    w = plan(lake_root)
+    w.commit([run_task(w, spark_batch([1]))])
+    catalog(lake_root).load_table("ns.t").transaction().set_properties(
+        {"read.split.target-size": "lots"}
+    ).commit_transaction()
+    with pytest.raises(InvalidArgumentError, match=r"read\.split\.target-size"):
+        TableReader(ropts(lake_root), T.StructType([T.StructField("id", T.LongType())]))
 
 
 def test_catalog_scan_ranges_cover_every_object_once(tmp_path):

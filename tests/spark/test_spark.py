@@ -109,10 +109,14 @@ def test_append_overwrite_time_travel_pruning_and_catalog_scan(spark, lake_root)
     by_schema = reader(spark, lake_root).schema("id long").load("ns.nums")
     assert rows(by_schema, "id") == [(i,) for i in range(5)]
 
-    # partitions = data files
-    files = reader(spark, lake_root, version=str(v_second)).load("ns.nums")
+    # tasks: small files packed (parallelism=1: one task); split-size=1: one per file
     table = iceberg(lake_root).at(v_second).load_table("ns.nums")
-    assert files.rdd.getNumPartitions() == len(list(table.scan().plan_files())) > 1
+    n_files = len(list(table.scan().plan_files()))
+    one = reader(spark, lake_root, version=str(v_second), parallelism="1").load("ns.nums")
+    assert one.rdd.getNumPartitions() == 1 and one.count() == 60
+    split = {"version": str(v_second), "split-size": "1"}
+    files = reader(spark, lake_root, **split).load("ns.nums")
+    assert files.rdd.getNumPartitions() == n_files > 1 and files.count() == 60
 
     # the catalog itself, in key ranges, with Spark SQL on top
     lake.create_view("ns", "v_nums", {"properties": {"sql": "select 1"}})

@@ -14,7 +14,7 @@ import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from trinityfs.errors import InvalidArgumentError
@@ -56,6 +56,20 @@ OPTIONS: tuple[OptionSpec, ...] = (
         READ,
         "Iceberg filter",
         "prune files by stats/partitions, rows in the reader, e.g. `id < 20000`",
+    ),
+    OptionSpec(
+        "split-size",
+        READ,
+        "bytes",
+        "table scan: small files are packed into Spark tasks of up to this size "
+        "(default: table property `read.split.target-size`, else 128 MiB)",
+    ),
+    OptionSpec(
+        "parallelism",
+        READ,
+        "integer >= 1",
+        "table scan: tasks to spread small files over (default: the driver's CPUs; a "
+        "Python source cannot see Spark's defaultParallelism)",
     ),
     OptionSpec("splits", READ, "integer >= 1", "catalog scan (`load()`): key ranges read"),
     OptionSpec(
@@ -113,8 +127,6 @@ def parse_millis(name: str, value: str) -> int:
     text = str(value).strip()
     if text.lstrip("-").isdigit():
         return int(text)
-    from datetime import UTC
-
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -140,6 +152,8 @@ class SourceOptions:
     columns: list[str] | None = None
     row_filter: str | None = None
     splits: int = 8
+    split_size: int | None = None  # None: the table's read.split.target-size or 128 MiB
+    parallelism: int | None = None  # None: the driver's CPU count
     snapshot_id: int | None = None
     as_of_millis: int | None = None
     branch: str | None = None
@@ -149,10 +163,43 @@ class SourceOptions:
     partition_by: list[str] = field(default_factory=list)
     transaction: str | None = None
     snapshot_properties: dict[str, str] = field(default_factory=dict)
+    version: str | None = None  # a version selector (Lakehouse.resolve), None: latest
+    version_source: str = "arguments"  # or the environment / fsspec config
 
     @property
     def pinned(self) -> bool:
-        return bool(self.catalog.get("version") or self.catalog.get("timestamp"))
+        return self.version is not None
+
+
+def _config(opts: Mapping[str, str], operation: str) -> Any:
+    """Root, storage options and version pin by the catalog's one configuration reader
+    (options, then TRINITYFS_ROOT / TRINITYFS_STORAGE_OPTIONS / TRINITYFS_VERSION, then
+    fsspec's config), errors naming the option."""
+    from trinityfs.catalog.config import read_config
+
+    if "storage-options" in opts:
+        try:
+            parsed = json.loads(opts["storage-options"])
+        except ValueError as exc:
+            raise _fail("storage-options", f"not JSON: {exc}") from None
+        if not isinstance(parsed, dict):
+            raise _fail("storage-options", "must be a JSON object")
+    try:
+        config = read_config(
+            root=opts.get("root") or None,
+            storage_options=opts.get("storage-options") or None,
+            version=opts.get("version") or None,
+        )
+    except InvalidArgumentError as exc:  # it names the option or variable at fault
+        raise InvalidArgumentError(f"trinitylake configuration: {exc}") from None
+    pin_from = config.sources.get("version")
+    if operation == WRITE and config.version not in (None, "latest"):
+        raise _fail(
+            "version",
+            f"{config.version!r} from {pin_from} pins the catalog to an old version, and a "
+            "write needs the latest: unset it for writes",
+        )
+    return config
 
 
 def _unknown(name: str) -> InvalidArgumentError:
@@ -199,29 +246,22 @@ def parse_options(options: Mapping[str, Any], operation: str) -> SourceOptions:
             raise _unknown(name)
         if operation not in spec.applies:
             raise _fail(spec.name, f"applies to {spec.applies} only, not to a {operation}")
-    if not opts.get("root"):
-        raise _fail(
-            "root",
-            "missing: give .option('root', <lakehouse URL>) (a local path, file://, "
-            "s3://bucket/prefix)",
-        )
-    for name in ("root", "warehouse", "allowed-locations", "storage-options"):
+    config = _config(opts, operation)
+    catalog["root"] = config.root
+    if config.storage_options:
+        catalog["storage-options"] = json.dumps(config.storage_options)
+    for name in ("warehouse", "allowed-locations"):
         if name in opts:
             catalog[name] = opts[name]
-    if "storage-options" in opts:
-        try:
-            parsed = json.loads(opts["storage-options"])
-        except ValueError as exc:
-            raise _fail("storage-options", f"not JSON: {exc}") from None
-        if not isinstance(parsed, dict):
-            raise _fail("storage-options", "must be a JSON object")
     out = SourceOptions(catalog=catalog, ident=_identifier(opts))
     if "version" in opts and "timestamp" in opts:
         raise _fail("version", "give 'version' or 'timestamp', not both")
-    if "version" in opts:
-        catalog["version"] = str(_int("version", opts["version"], 0))
-    if "timestamp" in opts:
-        catalog["timestamp"] = str(parse_millis("timestamp", opts["timestamp"]))
+    if "timestamp" in opts:  # the version current then: the selector time:<ISO>
+        millis = parse_millis("timestamp", opts["timestamp"])
+        out.version = "time:" + datetime.fromtimestamp(millis / 1000, UTC).isoformat()
+    elif config.version is not None:
+        out.version = config.version
+        out.version_source = config.sources.get("version", "arguments")
     if "snapshot-id" in opts:
         out.snapshot_id = _int("snapshot-id", opts["snapshot-id"])
     if "as-of-timestamp" in opts:
@@ -252,6 +292,11 @@ def parse_options(options: Mapping[str, Any], operation: str) -> SourceOptions:
         out.row_filter = opts["filter"].strip()
     if "splits" in opts:
         out.splits = _int("splits", opts["splits"], 1)
+    for name in ("split-size", "parallelism"):
+        if name in opts:
+            if out.ident is None:
+                raise _fail(name, "applies to a table read (load('ns.table'))")
+            setattr(out, name.replace("-", "_"), _int(name, opts[name], 1))
     mode = opts.get("partitionoverwritemode")
     if mode is not None:
         if mode.strip().lower() not in ("static", "dynamic"):

@@ -30,15 +30,23 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 from trinityfs.errors import InvalidArgumentError
+from trinityfs.spark.errors import spark_errors
 from trinityfs.spark.options import SourceOptions
 
 NAME = "trinitylake"
 
 
-def open_catalog(props: dict[str, str]) -> Any:
+def open_catalog(props: dict[str, str], version: str | None = None) -> Any:
+    """The source's TrinityCatalog; pinned, read-only, to the catalog version `version`
+    (a version selector) means by the catalog's one precedence, `Lakehouse.resolve`."""
     from trinityfs.iceberg import TrinityCatalog
 
-    return TrinityCatalog(NAME, **props)
+    catalog = TrinityCatalog(NAME, **props)
+    if version is None:
+        return catalog
+    with spark_errors(f"trinitylake option 'version' ({version!r})"):
+        selection = catalog.lakehouse.resolve(version)
+    return catalog.at(selection.version)
 
 
 # -- which snapshot -----------------------------------------------------------------
@@ -62,8 +70,9 @@ def resolve_read(opts: SourceOptions) -> ResolvedRead:
     """The snapshot the options select; InvalidArgumentError naming the option when it
     selects none."""
     assert opts.ident is not None
-    catalog = open_catalog(opts.catalog)
-    table = catalog.load_table(opts.ident)
+    catalog = open_catalog(opts.catalog, opts.version)
+    with spark_errors(f"reading {'.'.join(opts.ident)}"):
+        table = catalog.load_table(opts.ident)
     meta = table.metadata
     snapshot = None
     if opts.snapshot_id is not None:
@@ -129,14 +138,52 @@ def _bound(text: str, schema: Any) -> Any:
 
 @dataclass(repr=False)
 class FilePartition(InputPartition):
-    """One data file of the scan (a pickled PyIceberg FileScanTask)."""
+    """The data files one Spark task reads: (path, pickled PyIceberg FileScanTask) pairs."""
 
     index: int
-    path: str
-    task: bytes
+    files: list[tuple[str, bytes]]
 
     def __repr__(self) -> str:
-        return f"FilePartition({self.index}, {self.path!r})"
+        return f"FilePartition({self.index}, {[path for path, _ in self.files]!r})"
+
+
+OPEN_COST = 4 * 2**20  # Spark's spark.sql.files.openCostInBytes default
+SPLIT_SIZE = 128 * 2**20  # Iceberg's read.split.target-size default
+SPLIT_SIZE_PROPERTY = "read.split.target-size"
+
+
+def default_parallelism() -> int:
+    """The driver's usable CPUs: a Python data source cannot see Spark's
+    defaultParallelism, and in local mode the driver's CPUs are the executors'."""
+    import os
+
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def pack(sizes: list[int], split_size: int, parallelism: int) -> list[list[int]]:
+    """Group files (by index, in scan order) into Spark tasks, by Spark's own rule for
+    file sources (FilePartition.getFilePartitions): each file costs its size plus
+    OPEN_COST, a task holds up to min(split_size, max(OPEN_COST, total cost /
+    parallelism)); a bigger file is a task alone. Files keep their scan order.
+
+    One task per small file costs a Python worker round trip each; packing them keeps
+    every core busy with a few tasks instead (bench_spark.py: 8 files on 2 cores)."""
+    limit = min(split_size, max(OPEN_COST, sum(s + OPEN_COST for s in sizes) // parallelism))
+    groups: list[list[int]] = []
+    current: list[int] = []
+    used = 0
+    for i, size in enumerate(sizes):
+        if current and used + size > limit:  # Spark checks the size alone, then adds both
+            groups.append(current)
+            current, used = [], 0
+        current.append(i)
+        used += size + OPEN_COST
+    if current:
+        groups.append(current)
+    return groups
 
 
 class TableReader(DataSourceReader):
@@ -156,6 +203,8 @@ class TableReader(DataSourceReader):
         if missing:
             raise InvalidArgumentError(f"columns {missing} are not in table {'.'.join(self.ident)}")
         self.row_filter = opts.row_filter  # an Iceberg filter expression, or None
+        self.split_size = opts.split_size or _split_size(table.metadata.properties)
+        self.parallelism = opts.parallelism or default_parallelism()
         if self.row_filter:
             _bound(self.row_filter, resolved.schema)  # fails now when it is not valid
 
@@ -202,9 +251,11 @@ class TableReader(DataSourceReader):
         return list(scan.plan_files())
 
     def partitions(self) -> list[InputPartition]:
+        tasks = self.plan()
+        groups = pack([t.file.file_size_in_bytes for t in tasks], self.split_size, self.parallelism)
         return [
-            FilePartition(i, task.file.file_path, pickle.dumps(task))
-            for i, task in enumerate(self.plan())
+            FilePartition(i, [(tasks[j].file.file_path, pickle.dumps(tasks[j])) for j in group])
+            for i, group in enumerate(groups)
         ]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
@@ -215,15 +266,31 @@ class TableReader(DataSourceReader):
         from trinityfs.spark.types import conform, to_spark_arrow_schema
 
         table = self._table()
-        task = pickle.loads(partition.task)
         projected = self._schema().select(*self.columns, case_sensitive=True)
         target = to_spark_arrow_schema(self.spark_schema)
         scan = ArrowScan(
             table.metadata, table.io, projected, self._row_filter(), case_sensitive=True
         )
-        for batch in scan.to_record_batches([task]):
-            if batch.num_rows:
-                yield conform(batch, target, check_nulls=False)
+        for _, task in partition.files:
+            for batch in scan.to_record_batches([pickle.loads(task)]):
+                if batch.num_rows:
+                    yield conform(batch, target, check_nulls=False)
+
+
+def _split_size(properties: dict[str, str]) -> int:
+    value = properties.get(SPLIT_SIZE_PROPERTY)
+    if value is None:
+        return SPLIT_SIZE
+    try:
+        size = int(value)
+    except ValueError:
+        size = 0
+    if size < 1:
+        raise InvalidArgumentError(
+            f"table property {SPLIT_SIZE_PROPERTY!r} is {value!r}, not a positive byte count "
+            "(the 'split-size' read option overrides it)"
+        )
+    return size
 
 
 # -- reading the catalog ------------------------------------------------------------
@@ -244,7 +311,7 @@ class CatalogScanReader(DataSourceReader):
         self.props = opts.catalog
         self.splits = opts.splits
         self.catalog_schema = catalog_schema
-        self.version = open_catalog(self.props).current_version()
+        self.version = open_catalog(self.props, opts.version).current_version()
 
     def _snapshot(self) -> Any:
         return open_catalog(self.props).lakehouse.at(self.version)
@@ -313,6 +380,8 @@ __all__ = [
     "RangePartition",
     "ResolvedRead",
     "TableReader",
+    "default_parallelism",
     "open_catalog",
+    "pack",
     "resolve_read",
 ]

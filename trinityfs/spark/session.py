@@ -53,7 +53,7 @@ def register_views(
     spark: Any,
     *,
     root: str,
-    version: int | None = None,
+    version: int | str | None = None,
     timestamp: str | None = None,
     name_format: str = "{namespace}_{table}",
     **options: str,
@@ -61,6 +61,7 @@ def register_views(
     """Register every table of ONE catalog version (the latest, or `version`/`timestamp`)
     as a Spark temp view named by `name_format`; returns {view name: "ns.table"}."""
     from trinityfs.spark import register
+    from trinityfs.spark.options import READ, parse_options
 
     register(spark)
     props: dict[str, str] = {"root": root, **options}
@@ -68,7 +69,8 @@ def register_views(
         props["version"] = str(version)
     if timestamp is not None:
         props["timestamp"] = str(timestamp)
-    catalog = open_catalog(props)
+    opts = parse_options(props, READ)
+    catalog = open_catalog(opts.catalog, opts.version)
     pinned = str(catalog.current_version())
     views: dict[str, str] = {}
     for (ns,) in catalog.list_namespaces():

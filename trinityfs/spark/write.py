@@ -28,18 +28,25 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from trinityfs.errors import InvalidArgumentError
+from trinityfs.spark.errors import TrinityLakeWriteConflict, spark_errors
 from trinityfs.spark.options import SourceOptions
 from trinityfs.spark.read import open_catalog
+from trinityfs.spark.rules import (
+    bound_filter,
+    check_columns,
+    check_rows_match,
+    check_types,
+    identity_columns,
+    identity_spec,
+    overwrite_mode,
+    same_layout,
+)
 
 log = logging.getLogger(__name__)
 
 ABORT_MIN_SECONDS = 5.0
 ABORT_QUIET_SECONDS = 3.0
 ABORT_MAX_SECONDS = 30.0
-
-
-class TrinityLakeWriteConflict(RuntimeError):
-    """A write job lost to a concurrent change of its table; nothing was committed."""
 
 
 # -- writing ------------------------------------------------------------------------
@@ -121,6 +128,19 @@ class TableWriter(DataSourceArrowWriter):
     @classmethod
     def plan(cls, opts: SourceOptions, schema: StructType, overwrite: bool) -> TableWriter:
         """Check everything that can be checked before a task runs (see module doc)."""
+        assert opts.ident is not None
+        ident = opts.ident
+        if not overwrite and (opts.overwrite_mode or opts.overwrite_filter):
+            name = "overwrite-filter" if opts.overwrite_filter else "partitionOverwriteMode"
+            raise InvalidArgumentError(
+                f"trinitylake option {name!r} applies to mode('overwrite') only, not to an append"
+            )
+        with spark_errors(f"writing {'.'.join(ident)}"):
+            return cls._plan(opts, schema, overwrite)
+
+    @classmethod
+    def _plan(cls, opts: SourceOptions, schema: StructType, overwrite: bool) -> TableWriter:
+        """plan() without the error translation."""
         from pyiceberg.exceptions import NoSuchTableError
         from pyiceberg.table.locations import load_location_provider
         from pyiceberg.table.metadata import new_table_metadata
@@ -130,11 +150,6 @@ class TableWriter(DataSourceArrowWriter):
 
         assert opts.ident is not None
         ident = opts.ident
-        if not overwrite and (opts.overwrite_mode or opts.overwrite_filter):
-            name = "overwrite-filter" if opts.overwrite_filter else "partitionOverwriteMode"
-            raise InvalidArgumentError(
-                f"trinitylake option {name!r} applies to mode('overwrite') only, not to an append"
-            )
         catalog = open_catalog(opts.catalog)
         self = cls()
         self.props = dict(catalog.properties)
@@ -152,9 +167,9 @@ class TableWriter(DataSourceArrowWriter):
         if table is not None:
             metadata, self.metadata_location = table.metadata, table.metadata_location
             self.base_snapshot_id = metadata.current_snapshot_id
-            _check_columns(schema, metadata.schema(), ident)
-            _check_types(schema, metadata, ident)
-            if opts.partition_by and _identity_columns(metadata) != opts.partition_by:
+            check_columns(schema, metadata.schema(), ident)
+            check_types(schema, metadata, ident)
+            if opts.partition_by and identity_columns(metadata) != opts.partition_by:
                 raise InvalidArgumentError(
                     f"partitionBy({', '.join(opts.partition_by)}) does not match the "
                     f"partition spec of the existing table {'.'.join(ident)} "
@@ -172,7 +187,7 @@ class TableWriter(DataSourceArrowWriter):
             iceberg_schema = iceberg_schema_from_spark(schema)
             metadata = new_table_metadata(
                 schema=iceberg_schema,
-                partition_spec=_identity_spec(iceberg_schema, opts.partition_by),
+                partition_spec=identity_spec(iceberg_schema, opts.partition_by),
                 sort_order=UNSORTED_SORT_ORDER,
                 location=location,
                 properties={},
@@ -181,9 +196,9 @@ class TableWriter(DataSourceArrowWriter):
             self.metadata_location = provider.new_table_metadata_file_location()
             self.created = True
         if overwrite:
-            self.overwrite_mode = _overwrite_mode(opts, metadata, ident, self.created)
+            self.overwrite_mode = overwrite_mode(opts, metadata, ident, self.created)
             if opts.overwrite_filter:
-                _bound_filter(opts.overwrite_filter, metadata.schema())  # fails now if bad
+                bound_filter(opts.overwrite_filter, metadata.schema())  # fails now if bad
                 self.overwrite_filter = opts.overwrite_filter
         self.metadata_json = metadata.model_dump_json()
         self.table_uuid = str(metadata.table_uuid)
@@ -217,7 +232,7 @@ class TableWriter(DataSourceArrowWriter):
             from pyiceberg.io.pyarrow import expression_to_pyarrow
 
             row_check = expression_to_pyarrow(
-                _bound_filter(self.overwrite_filter, metadata.schema()), metadata.schema()
+                bound_filter(self.overwrite_filter, metadata.schema()), metadata.schema()
             )
 
         def batches() -> Iterator[pa.RecordBatch]:
@@ -226,7 +241,7 @@ class TableWriter(DataSourceArrowWriter):
                     message.rows += batch.num_rows
                     out = normalize_spark_batch(batch, target)
                     if row_check is not None:
-                        _check_rows_match(out, row_check, self.overwrite_filter or "")
+                        check_rows_match(out, row_check, self.overwrite_filter or "")
                     yield out
 
         try:
@@ -378,13 +393,13 @@ class TableWriter(DataSourceArrowWriter):
                 table = catalog.load_table(self.ident)  # another job created it meanwhile
             if self.overwrite:
                 raise self._conflict("another job created the table while this one ran")
-            if not _same_layout(table.metadata, self._metadata()):
+            if not same_layout(table.metadata, self._metadata()):
                 raise self._conflict(
                     "another job created the table meanwhile, with a different schema"
                 )
         elif str(table.metadata.table_uuid) != self.table_uuid and not self.created:
             raise self._conflict("the table was dropped and recreated while the job ran")
-        elif self.created and not _same_layout(table.metadata, self._metadata()):
+        elif self.created and not same_layout(table.metadata, self._metadata()):
             raise self._conflict("another job created the table meanwhile, with a different schema")
         if table.metadata.default_spec_id != self.spec_id and not self.created:
             raise self._conflict("the table's partition spec changed while the job ran")
@@ -420,7 +435,7 @@ class TableWriter(DataSourceArrowWriter):
         if self.overwrite_mode == "filter":
             from pyiceberg.expressions import parser
 
-            _bound_filter(self.overwrite_filter or "", metadata.schema())  # still valid?
+            bound_filter(self.overwrite_filter or "", metadata.schema())  # still valid?
             return parser.parse(self.overwrite_filter or "")  # PyIceberg binds it itself
         if not files:
             return AlwaysFalse()  # dynamic overwrite with no rows replaces nothing
@@ -442,159 +457,6 @@ def _staging_catalog(catalog: Any, txn_id: str) -> tuple[Any, Any]:
             f"trinitylake option 'transaction': no open catalog transaction {txn_id!r} ({exc})"
         ) from None
     return catalog.staged_in(dtxn), dtxn
-
-
-def _check_types(schema: StructType, metadata: Any, ident: tuple[str, str]) -> None:
-    """PyIceberg's append rule: the DataFrame's types must be the table's or promote to
-    them safely (int -> long, float -> double, ...); the error names the column."""
-    from pyiceberg.io.pyarrow import _check_pyarrow_schema_compatible
-
-    from trinityfs.spark.types import to_spark_arrow_schema
-
-    # Spark's nullability flags depend on how a DataFrame was built (see types.py): nulls
-    # in required columns are checked per row while writing, so compare types only
-    provided = pa.schema([_required(f) for f in to_spark_arrow_schema(schema)])
-    try:
-        _check_pyarrow_schema_compatible(
-            metadata.schema(), provided, format_version=metadata.format_version
-        )
-    except ValueError as exc:
-        table_schema = metadata.schema()
-        bad = []
-        for field in provided:
-            try:
-                _check_pyarrow_schema_compatible(
-                    table_schema.select(field.name, case_sensitive=True),
-                    pa.schema([field]),
-                    format_version=metadata.format_version,
-                )
-            except ValueError:
-                want = table_schema.find_field(field.name).field_type
-                bad.append(f"{field.name!r} ({field.type} into {want})")
-        raise InvalidArgumentError(
-            f"cannot write this DataFrame into {'.'.join(ident)}: column(s) "
-            f"{', '.join(bad) or '(see below)'} would need an unsafe cast (PyIceberg's "
-            f"append rules: only safe promotions); cast explicitly first.\n{exc}"
-        ) from None
-
-
-def _required(field: pa.Field) -> pa.Field:
-    """`field` with it and every nested field non-nullable."""
-    t = field.type
-    if pa.types.is_struct(t):
-        t = pa.struct([_required(t.field(i)) for i in range(t.num_fields)])
-    elif pa.types.is_list(t) or pa.types.is_large_list(t):
-        item = _required(t.value_field)
-        t = pa.list_(item) if pa.types.is_list(t) else pa.large_list(item)
-    elif pa.types.is_map(t):
-        t = pa.map_(t.key_field.type, _required(t.item_field))
-    return field.with_type(t).with_nullable(False)
-
-
-def _identity_columns(metadata: Any) -> list[str]:
-    from pyiceberg.transforms import IdentityTransform
-
-    spec, schema = metadata.spec(), metadata.schema()
-    if not all(isinstance(f.transform, IdentityTransform) for f in spec.fields):
-        return [f"{f.transform}({schema.find_field(f.source_id).name})" for f in spec.fields]
-    return [schema.find_field(f.source_id).name for f in spec.fields]
-
-
-def _identity_spec(schema: Any, columns: list[str]) -> Any:
-    """An identity partition spec on `columns` (partitionBy of a new table)."""
-    from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionField, PartitionSpec
-    from pyiceberg.transforms import IdentityTransform
-
-    if not columns:
-        return UNPARTITIONED_PARTITION_SPEC
-    fields = []
-    for i, name in enumerate(columns):
-        source = schema.find_field(name, True) if name in schema.column_names else None
-        if source is None:
-            raise InvalidArgumentError(
-                f"partitionBy column {name!r} is not in the DataFrame ({schema.column_names})"
-            )
-        if not source.field_type.is_primitive:
-            raise InvalidArgumentError(f"partitionBy column {name!r} is not a primitive type")
-        fields.append(
-            PartitionField(
-                source_id=source.field_id,
-                field_id=1000 + i,
-                transform=IdentityTransform(),
-                name=name,
-            )
-        )
-    return PartitionSpec(*fields)
-
-
-def _overwrite_mode(opts: SourceOptions, metadata: Any, ident: tuple[str, str], new: bool) -> str:
-    if opts.overwrite_filter:
-        return "filter"
-    partitioned = not metadata.spec().is_unpartitioned()
-    if opts.overwrite_mode == "dynamic" and partitioned:
-        if _identity_columns(metadata) != [
-            metadata.schema().find_field(f.source_id).name for f in metadata.spec().fields
-        ]:
-            raise InvalidArgumentError(
-                f"partitionOverwriteMode=dynamic: {'.'.join(ident)} has non-identity partition "
-                f"fields ({metadata.spec()}); use overwrite-filter to say what to replace"
-            )
-        return "dynamic"
-    if opts.overwrite_mode is None and partitioned and not new:
-        raise InvalidArgumentError(
-            f"mode('overwrite') of the partitioned table {'.'.join(ident)}: say which "
-            "overwrite with .option('partitionOverwriteMode', 'static') (the whole table) or "
-            "'dynamic' (only the partitions written). The session setting "
-            "spark.sql.sources.partitionOverwriteMode is not visible to Python data sources, "
-            "so it is not guessed"
-        )
-    return "static"  # dynamic on an unpartitioned table replaces it, as in Spark
-
-
-def _bound_filter(text: str, schema: Any) -> Any:
-    from pyiceberg.expressions import parser
-    from pyiceberg.expressions.visitors import bind
-
-    try:
-        return bind(schema, parser.parse(text), case_sensitive=True)
-    except Exception as exc:
-        raise InvalidArgumentError(
-            f"trinitylake option 'overwrite-filter': {text!r} is not a filter on the table's "
-            f"columns ({type(exc).__name__}: {exc})"
-        ) from None
-
-
-def _check_rows_match(batch: pa.RecordBatch, predicate: Any, text: str) -> None:
-    table = pa.Table.from_batches([batch])
-    outside = table.num_rows - table.filter(predicate).num_rows
-    if outside:
-        raise InvalidArgumentError(
-            f"overwrite-filter {text!r}: {outside} written row(s) do not match it; an "
-            "overwrite with a filter may only write rows the filter selects"
-        )
-
-
-def _check_columns(schema: StructType, table_schema: Any, ident: tuple[str, str]) -> None:
-    """Refuse, before any file is written, a DataFrame the table cannot hold as is."""
-    names = {f.name for f in table_schema.fields}
-    extra = [f.name for f in schema.fields if f.name not in names]
-    if extra:
-        raise InvalidArgumentError(
-            f"DataFrame columns {extra} are not in table {'.'.join(ident)} (columns "
-            f"{sorted(names)}): add them to the table first (PyIceberg update_schema)"
-        )
-    given = {f.name for f in schema.fields}
-    missing = [f.name for f in table_schema.fields if f.required and f.name not in given]
-    if missing:
-        raise InvalidArgumentError(f"required columns {missing} of {'.'.join(ident)} are missing")
-
-
-def _same_layout(a: Any, b: Any) -> bool:
-    """Whether data files written for metadata `b` fit a table with metadata `a`."""
-    sa, sb = a.schema(), b.schema()
-    return [(f.field_id, f.name, str(f.field_type)) for f in sa.fields] == [
-        (f.field_id, f.name, str(f.field_type)) for f in sb.fields
-    ] and a.spec().is_unpartitioned() == b.spec().is_unpartitioned()
 
 
 __all__ = ["TableWriter", "TrinityCommitMessage", "TrinityLakeWriteConflict"]
