@@ -104,3 +104,13 @@ def test_every_typed_error_keeps_its_type_and_attributes():
             raise exc
         assert str(got.value).startswith("writing ns.t: ") and isinstance(got.value, TrinityError)
         assert got.value.__dict__ == exc.__dict__
+
+
+def test_readme_options_table_is_the_sources_own():
+    """The README's option table is exactly OPTIONS (python -m trinityfs.spark.options)."""
+    from pathlib import Path
+
+    from trinityfs.spark.options import markdown_table
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert markdown_table() in readme

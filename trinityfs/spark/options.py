@@ -34,15 +34,33 @@ class OptionSpec:
 
 
 OPTIONS: tuple[OptionSpec, ...] = (
-    OptionSpec("root", BOTH, "URL", "the lakehouse (local path, file://, s3://...); required"),
+    OptionSpec(
+        "root",
+        BOTH,
+        "URL",
+        "the lakehouse (local path, file://, s3://...); default `$TRINITYFS_ROOT`, then "
+        "fsspec's `[trinity]` config, then `./lakehouse` (`read_config`)",
+    ),
     OptionSpec("path", BOTH, "ns.table", "the table: `load('ns.t')` / `save('ns.t')` set it"),
     OptionSpec("namespace", BOTH, "name", "with `table`: names containing dots"),
     OptionSpec("table", BOTH, "name", "with `namespace`"),
     OptionSpec("warehouse", BOTH, "URL", "where new tables go (default `<root>/warehouse`)"),
     OptionSpec("allowed-locations", BOTH, "URL,URL", "extra prefixes where table files may live"),
-    OptionSpec("storage-options", BOTH, "JSON object", "fsspec options for `root`"),
+    OptionSpec(
+        "storage-options",
+        BOTH,
+        "JSON object",
+        "fsspec options for `root` (merged over `$TRINITYFS_STORAGE_OPTIONS`)",
+    ),
     OptionSpec("s3.* gcs.* adls.*", BOTH, "string", "PyIceberg FileIO properties"),
-    OptionSpec("version", READ, "integer", "read as of this catalog version"),
+    OptionSpec(
+        "version",
+        READ,
+        "version selector",
+        "read as of this catalog version: a number, `latest`, an export name or "
+        "`export:<name>`, an ISO time or `time:<ISO>` (`Lakehouse.resolve`); default "
+        "`$TRINITYFS_VERSION` (which refuses writes), else the latest",
+    ),
     OptionSpec(
         "timestamp", READ, "ISO 8601 / epoch ms", "read as of the catalog version then current"
     ),
