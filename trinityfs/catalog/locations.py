@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
@@ -27,6 +28,7 @@ DEFAULT_WAREHOUSE_DIR = "warehouse"
 ALLOWED_LOCATIONS = "allowed-locations"  # the config key: comma-separated URL prefixes
 ANY_LOCATION = "*"  # as the allow-list: no confinement (an explicit opt-out)
 
+_FORMAT_DIR = re.compile(r"[01]{4}")  # FORMAT.md's optimized-path directories
 _SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3", "gcs": "gs", "abfss": "abfs"}
 
 
@@ -103,6 +105,10 @@ class LocationPolicy:
         self.allow_any = ANY_LOCATION in self.allowed
         self._canon = tuple(canonical(a) for a in self.allowed if a != ANY_LOCATION)
 
+    #: the lakehouse's own directory (set by `for_lakehouse`): never table files
+    _lakehouse: CanonicalLocation | None = None
+    _warehouse: CanonicalLocation | None = None
+
     @classmethod
     def for_lakehouse(
         cls,
@@ -110,8 +116,45 @@ class LocationPolicy:
         warehouse: str | None = None,
         extra: str | Iterable[str] | None = None,
     ) -> LocationPolicy:
-        """The warehouse (default `<root>/warehouse`) plus the `allowed-locations` list."""
-        return cls([warehouse or default_warehouse(lakehouse_url), *parse_allow_list(extra)])
+        """The warehouse (default `<root>/warehouse`) plus the `allowed-locations` list.
+
+        The lakehouse's own files are never table files: a warehouse that is the root
+        or above it, or inside one of the root's format directories, is refused
+        (LocationNotAllowedError); table locations inside the root but outside the
+        warehouse are refused whatever the allow-list says (a purge there would delete
+        the lakehouse's node and definition files).
+        """
+        warehouse = warehouse or default_warehouse(lakehouse_url)
+        policy = cls([warehouse, *parse_allow_list(extra)])
+        root = canonical(lakehouse_url)
+        where = canonical(warehouse)
+        problem = None
+        if where.contains(root):
+            problem = "is the lakehouse root or a directory above it"
+        elif root.contains(where):
+            first = where.path[len(root.path) :].strip("/").split("/")[0]
+            if first.startswith("_") or _FORMAT_DIR.fullmatch(first):
+                problem = f"is inside {first!r}, where the lakehouse keeps its own files"
+        if problem is not None:
+            raise LocationNotAllowedError(
+                warehouse,
+                f"warehouse {warehouse!r} {problem} ({lakehouse_url}): table files there "
+                "could overwrite or purge the lakehouse's own files; use a directory "
+                f"inside the root (the default is <root>/{DEFAULT_WAREHOUSE_DIR}) or "
+                "outside it",
+            )
+        policy._lakehouse, policy._warehouse = root, where
+        return policy
+
+    def _inside_lakehouse_files(self, loc: CanonicalLocation) -> bool:
+        """Inside the lakehouse root but not inside its warehouse."""
+        root, warehouse = self._lakehouse, self._warehouse
+        return (
+            root is not None
+            and warehouse is not None
+            and root.contains(loc)
+            and not warehouse.contains(loc)
+        )
 
     def allows(self, location: str) -> bool:
         if self.allow_any:
@@ -119,6 +162,8 @@ class LocationPolicy:
         try:
             loc = canonical(location)
         except LocationNotAllowedError:
+            return False
+        if self._inside_lakehouse_files(loc):
             return False
         return any(prefix.contains(loc) for prefix in self._canon)
 
@@ -130,6 +175,13 @@ class LocationPolicy:
             loc = canonical(location)
         except LocationNotAllowedError as exc:
             raise LocationNotAllowedError(location, f"{what} {exc}") from None
+        if self._inside_lakehouse_files(loc):
+            raise LocationNotAllowedError(
+                location,
+                f"{what} {location!r} is inside the lakehouse root {self._lakehouse} but "
+                f"outside its warehouse {self._warehouse}: the lakehouse's own files are "
+                "never table files; nothing was read, written or deleted there",
+            )
         if not any(prefix.contains(loc) for prefix in self._canon):
             raise LocationNotAllowedError(
                 location,
