@@ -12,10 +12,15 @@ judged on three counts:
   the pristine answer. Anything else is a *silent wrong answer*.
 - checkers: fsck and the independent checker (tests/stress/lakecheck.py) must flag every
   case whose reads failed.
-- commits: a commit through a fresh handle either fails, or lands on a tree whose node
-  files and lakehouse definition all verify (fsck of the new version). A commit that
-  lands while an unrelated definition file is damaged is counted separately: commits do
-  not read every definition (reads and fsck still report it).
+- commits (docs/FORMAT-CHOICES.md, "What a commit verifies"): a commit through a fresh
+  handle either fails, or lands a version whose every file verifies and whose content is
+  exactly the pristine latest plus its change, or lands one that carries the damaged file
+  forward by name untouched (the base reached it, the commit did not read it: the root,
+  the lakehouse definition and every node it rewrote are read and verified); then reads
+  of the new version and fsck name the file like they did for the base. Anything else
+  is LANDED-CORRUPT (a damaged file the commit must have read, or new damage) or
+  LANDED-WRONG (a new version with other content). For definitions a second commit
+  reads the damaged object (replace / set properties): it must be refused.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ SMALL_TREE = {
     "properties": {"node-file.compression": "none"},
 }
 NO_FSYNC = {"fsync": False}
+OPEN = {"storage_options": NO_FSYNC}
 SILENT = "SILENT-WRONG-ANSWER"
 # name -> counts, printed at the end of the run by conftest.py
 MATRIX_FIGURES: dict[str, dict[str, int]] = {}
@@ -56,6 +62,7 @@ class Pristine:
     oldest: int
     states: dict[int, object]
     targets: dict[str, str]  # kind -> location
+    objects: dict[str, tuple[str, str | None]]  # definition kind -> (namespace, name)
     reached_by: dict[str, list[int]]  # location -> versions whose tree reaches it
 
 
@@ -65,8 +72,11 @@ class Outcome:
     read: str  # correct | detected | unnamed-error | SILENT
     fsck_flags: bool
     independent_flags: bool
-    commit: str  # refused | landed-verified | landed-over-damaged-definition | LANDED-CORRUPT
+    # refused | landed-verified | landed-carrying-damage | LANDED-CORRUPT | LANDED-WRONG
+    commit: str
     detail: str = ""
+    # a commit reading the damaged definition: refused | READ-DAMAGED-LANDED | "" (n/a)
+    reading_commit: str = ""
 
 
 @dataclass
@@ -79,6 +89,8 @@ class Figures:
             c["cases"] += 1
             c[f"read {o.read}"] += 1
             c[f"commit {o.commit}"] += 1
+            if o.reading_commit:
+                c[f"commit reading it {o.reading_commit}"] += 1
             if o.read in ("detected", "unnamed-error") and not o.fsck_flags:
                 c["fsck missed a failed read"] += 1
             if o.read in ("detected", "unnamed-error") and not o.independent_flags:
@@ -90,7 +102,8 @@ class Figures:
             o
             for o in self.outcomes
             if o.read in (SILENT, "unnamed-error")
-            or o.commit == "LANDED-CORRUPT"
+            or o.commit in ("LANDED-CORRUPT", "LANDED-WRONG")
+            or o.reading_commit == "READ-DAMAGED-LANDED"
             or (o.read == "detected" and not (o.fsck_flags and o.independent_flags))
         ]
 
@@ -136,6 +149,7 @@ def build_pristine(path: Path) -> Pristine:
     assert inner and leaf, "the pristine tree must have inner nodes and leaves"
     view = lake.snapshot()
     defs = {ref.kind: loc for ref, loc in view.iter_all()}
+    objects = {f"{ref.kind} definition": (ref.namespace, ref.name) for ref, _loc in view.iter_all()}
     targets = {
         "root (latest)": root_node_file(latest),
         "root (older)": root_node_file(latest - 3),
@@ -150,7 +164,7 @@ def build_pristine(path: Path) -> Pristine:
     }
     for v in range(0, latest + 1):
         reached_by.setdefault(root_node_file(v), []).append(v)
-    return Pristine(path, latest, 0, states, targets, reached_by)
+    return Pristine(path, latest, 0, states, targets, objects, reached_by)
 
 
 def damages(data: bytes, flips: int) -> list[tuple[str, bytes | None]]:
@@ -252,15 +266,60 @@ def run_case(pristine: Pristine, work: Path, kind: str, name: str, content: byte
     except (TrinityError, NotFoundError):
         commit = "refused"
     else:
-        bad = independent_check(lake.storage, [new_version])
-        tree_bad = [p for p in bad if ".binpb" not in p or "_lakehouse_def_" in p]
-        if tree_bad:
-            commit, detail = "LANDED-CORRUPT", tree_bad[0]
-        elif bad:
-            commit = "landed-over-damaged-definition"
+        commit, why = judge_landed(pristine, lake, kind, new_version)
+        detail = why or detail
+    reading_commit = ""
+    if kind in pristine.objects:
+        reading_commit = commit_reading(pristine, url, kind)
+    return Outcome(
+        f"{kind}: {name}", read, fsck_flags, independent_flags, commit, detail, reading_commit
+    )
+
+
+# Files every commit reads (and so verifies): a damage to them must refuse the commit.
+READ_BY_EVERY_COMMIT = ("root (latest)", "lakehouse definition")
+
+
+def judge_landed(pristine: Pristine, lake, kind: str, new_version: int) -> tuple[str, str]:
+    """Outcome of a commit that landed `new_version` while `kind`'s file is damaged."""
+    location = pristine.targets[kind]
+    bad = independent_check(lake.storage, [new_version])
+    short = location.rpartition("/")[2]
+    if bad:
+        carried = (
+            all(short in p for p in bad)
+            and kind not in READ_BY_EVERY_COMMIT
+            and pristine.latest in pristine.reached_by.get(location, [])
+        )
+        return ("landed-carrying-damage" if carried else "LANDED-CORRUPT"), bad[0]
+    try:
+        state = read_state(Lakehouse.open(lake.storage.url, **OPEN).at(new_version))
+    except TrinityError as exc:
+        return "LANDED-CORRUPT", f"version {new_version} unreadable: {exc}"
+    # its base: the latest, or the one before when the latest root was deleted
+    expected = pristine.states[new_version - 1]
+    ns_props, objects = state.get("ns1", ({}, {}))
+    if objects.pop("after_damage", None) is None or {**state, "ns1": (ns_props, objects)} != (
+        expected
+    ):
+        return "LANDED-WRONG", f"version {new_version} is not its base plus the new table"
+    return "landed-verified", ""
+
+
+def commit_reading(pristine: Pristine, url: str, kind: str) -> str:
+    """A commit that reads the damaged definition must be refused."""
+    namespace, name = pristine.objects[kind]
+    lake = Lakehouse.open(url, **OPEN)
+    try:
+        if name is None:
+            lake.set_namespace_properties(namespace, {"after": "damage"})
+        elif kind == "view definition":
+            lake.replace_view(namespace, name, {"properties": {"after": "damage"}})
         else:
-            commit = "landed-verified"
-    return Outcome(f"{kind}: {name}", read, fsck_flags, independent_flags, commit, detail)
+            lake.replace_table(namespace, name, {"properties": {"after": "damage"}})
+    except (TrinityError, NotFoundError):
+        return "refused"
+    return "READ-DAMAGED-LANDED"
 
 
 def run_matrix(work: Path, flips: int = 18, kinds: tuple[str, ...] | None = None) -> Figures:

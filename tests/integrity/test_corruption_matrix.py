@@ -19,6 +19,8 @@ def _assert_clean(figures: Figures, name: str) -> None:
     assert not failures, "\n".join(f"{o.case}: {o.read}/{o.commit} {o.detail}" for o in failures)
     assert counts.get(f"read {SILENT}", 0) == 0
     assert counts.get("commit LANDED-CORRUPT", 0) == 0
+    assert counts.get("commit LANDED-WRONG", 0) == 0
+    assert counts.get("commit reading it READ-DAMAGED-LANDED", 0) == 0
     # every file kind and every damage kind ran, and corruption was really detected
     assert counts["read detected"] > counts["cases"] // 2
 
@@ -27,7 +29,14 @@ def test_corruption_matrix_quick(tmp_path):
     figures = run_matrix(
         tmp_path,
         flips=1,
-        kinds=("root (latest)", "leaf", "table definition", "lakehouse definition", "hint"),
+        kinds=(
+            "root (latest)",
+            "leaf",
+            "table definition",
+            "namespace definition",
+            "lakehouse definition",
+            "hint",
+        ),
     )
     _assert_clean(figures, "corruption matrix (quick)")
 

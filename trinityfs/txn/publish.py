@@ -28,15 +28,18 @@ from collections.abc import Mapping
 
 from trinityfs.errors import (
     AmbiguousWriteError,
+    CorruptFileError,
     StorageError,
     TransactionExpiredError,
     VersionNotFoundError,
 )
-from trinityfs.format.keys import KEY_LAKEHOUSE_DEF
+from trinityfs.format.definitions import decode_definition
+from trinityfs.format.keys import KEY_LAKEHOUSE_DEF, KeyCodec
 from trinityfs.format.nodefile import encode_node
 from trinityfs.format.paths import root_node_file
+from trinityfs.format.trinitylake_pb2 import NamespaceDef, TableDef, ViewDef
 from trinityfs.tree import Node, TreeWriter
-from trinityfs.txn.engine import Engine, now_millis
+from trinityfs.txn.engine import Engine, diff_snapshots, now_millis
 from trinityfs.txn.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
@@ -218,8 +221,10 @@ def rollback(engine: Engine, target_version: int) -> int:
     """
     what = f"rollback to version {target_version}"
     target = engine.snapshot(target_version)
+    verified: set[str] = set()
     while True:
         latest = engine.snapshot()
+        verify_newly_reached(engine, target, latest, verified)
         version = latest.version + 1
         order = target.lakehouse_def.order
         data, root = build_root(
@@ -263,6 +268,31 @@ def rollback(engine: Engine, target_version: int) -> int:
                     else f"version {version} is unreadable: roll back to a kept version"
                 )
             ) from None
+
+
+def verify_newly_reached(
+    engine: Engine, target: Snapshot, latest: Snapshot, verified: set[str]
+) -> None:
+    """Before a rollback makes the tree of `target` the latest one: verify every node
+    of it and the definition of every key whose definition differs from `latest`'s
+    (`verified`: definitions already checked). A commit carries forward by name only
+    what its base, the latest version, already reached; a rollback brings back what
+    the latest did not reach, so it must read it (docs/FORMAT-CHOICES.md, "What a
+    commit verifies"). CorruptFileError or StorageFileNotFoundError name the file."""
+    try:
+        engine.nodes(target.lakehouse_def.order).verify_below(target.root)
+        codec = KeyCodec.from_lakehouse_def(target.lakehouse_def)
+        for key, (_old, location) in diff_snapshots(latest, target).items():
+            if location is None or location in verified:
+                continue
+            cls = _DEFINITION_CLASSES[codec.decode(key).kind]
+            decode_definition(engine.storage.read_immutable(location), cls, location)
+            verified.add(location)
+    except CorruptFileError as exc:
+        raise exc.with_version(target.version) from None
+
+
+_DEFINITION_CLASSES = {"namespace": NamespaceDef, "table": TableDef, "view": ViewDef}
 
 
 def missing_files(engine: Engine, root: Node, order: int) -> list[str]:
