@@ -51,11 +51,13 @@ def main() -> None:
     parser.add_argument("--cats", type=int, default=2000, help="cats per round and kind")
     parser.add_argument("--distinct", type=int, default=200, help="distinct tables read")
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--lake", type=Path, default=None, help="reuse a lake built before")
     args = parser.parse_args()
     print(f"load average {os.getloadavg()}", flush=True)
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
-        root = Path(tmp) / "lake"
-        build(str(root), args.tables, baseline=False)
+        root = args.lake or Path(tmp) / "lake"
+        if args.lake is None:
+            build(str(root), args.tables, baseline=False)
         step = max(1, args.tables // args.distinct)
         picks = [(NAMESPACES[i % 10], spread_name(i)) for i in range(0, args.tables, step)]
         picks = picks[: args.distinct]

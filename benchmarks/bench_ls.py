@@ -5,7 +5,8 @@ plain directory of N files, interleaved in one process (issue 13 item 3), like f
   empty files named like the tables (and `os.listdir`, for reference);
 - trinity://: `TrinityFileSystem(root).ls("ns", detail=False)` on a new filesystem
   object (cold: no decoded node, no cached file);
-- catalog: `Lakehouse.open(root).list_tables("ns")` (cold), the API under both.
+- catalog: `Lakehouse.open(root).list_tables("ns")` (cold), the API under both, and the
+  same with the pre-issue key decoding (one `KeyCodec.decode` per key) as its baseline.
 
 Node files read and storage requests are printed next to the times.
 
@@ -24,6 +25,7 @@ from pathlib import Path
 import fsspec
 
 from trinityfs import Lakehouse
+from trinityfs.format.keys import KeyCodec
 from trinityfs.fs.spec import TrinityFileSystem
 
 BATCH = 50_000
@@ -74,11 +76,23 @@ def main() -> None:
             names = lake.list_tables("ns")
             return len(names), lake.storage.stats.snapshot()
 
+        def per_key_list() -> tuple[int, dict]:
+            """The pre-issue decoding: every key through KeyCodec.decode on its own."""
+            saved = KeyCodec.decode_names
+            KeyCodec.decode_names = lambda self, kind, ns, keys: [  # type: ignore[method-assign]
+                self.decode(k).name for k in keys
+            ]
+            try:
+                return catalog_ls()
+            finally:
+                KeyCodec.decode_names = saved  # type: ignore[method-assign]
+
         kinds = {
             "fsspec local ls": plain_ls,
             "os.listdir": listdir,
             "trinity:// ls": trinity_ls,
             "catalog list": catalog_ls,
+            "  per-key decode": per_key_list,
         }
         times: dict[str, list[float]] = {k: [] for k in kinds}
         stats: dict[str, dict] = {}
