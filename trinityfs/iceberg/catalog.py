@@ -4,11 +4,8 @@ Mapping:
 - an Iceberg namespace is a TrinityLake namespace (one level: TrinityLake has exactly
   two levels, namespace and table; deeper identifiers are rejected with
   `UnsupportedIdentifierError`), its properties are the `NamespaceDef` properties;
-- an Iceberg table is a `TableDef` with table_format ICEBERG, format_properties
-  `metadata_location` / `previous_metadata_location`, and a schema mirroring the current
-  Iceberg schema (trinityfs/iceberg/schema.py); primary_keys are the identifier field
-  ids, distribution_keys the source columns of the default partition spec, sort_keys the
-  source columns of the default sort order;
+- an Iceberg table is a `TableDef` pointing at its Iceberg metadata
+  (trinityfs/iceberg/pointer.py);
 - every change is one catalog transaction (one new catalog version); `commit_table`
   reads the table's pointer and replaces it in the same transaction, so the swap lands
   only if no other commit changed that table since (compare-and-swap on the pointer it
@@ -16,9 +13,15 @@ Mapping:
   PyIceberg's own commit retry (`commit.retry.*` table properties) handles;
 - `multi_table_transaction()` stages commits to several tables (and creates, drops,
   namespace changes) and commits them as ONE catalog version;
-- with the property `version` (a catalog version number) or `timestamp` (ISO 8601 or
-  epoch milliseconds) the catalog is pinned to that version: read-only, every table is
-  loaded as it was then.
+- with the property `version` (a version selector: a number, an export name, an ISO
+  time, resolved by the catalog's one precedence, `Lakehouse.resolve`) or `timestamp`
+  (ISO 8601 or epoch milliseconds) the catalog is pinned to that version: read-only,
+  every table is loaded as it was then.
+
+Root, storage options and the version pin are read by the catalog's one configuration
+reader (`trinityfs.catalog.read_config`): properties, then the environment
+(TRINITYFS_ROOT, TRINITYFS_STORAGE_OPTIONS, TRINITYFS_VERSION), then fsspec's config.
+Catalog errors become PyIceberg's exceptions in one place, trinityfs/iceberg/errors.py.
 
 Table data and metadata live by default in `<root>/warehouse/<namespace>/<table>/`
 (property `warehouse` to change it; a namespace property `location` overrides it per
@@ -30,13 +33,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pyiceberg.catalog import Catalog, MetastoreCatalog
 from pyiceberg.exceptions import (
     CommitFailedException,
-    NoSuchIcebergTableError,
     NoSuchNamespaceError,
     NoSuchTableError,
     TableAlreadyExistsError,
@@ -49,37 +51,32 @@ from pyiceberg.table.metadata import TableMetadata, new_table_metadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
 from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
 
-from trinityfs.catalog import CatalogTransaction, Lakehouse
+from trinityfs.catalog import CatalogTransaction, Lakehouse, Selection, read_config
 from trinityfs.catalog.definitions import TableDef
-from trinityfs.errors import (
-    AlreadyExistsError,
-    CommitConflictError,
-    InvalidNameError,
-    LakehouseNotFoundError,
-    NamespaceNotFoundError,
-    ObjectNotFoundError,
-    ReadOnlyError,
-)
+from trinityfs.errors import LakehouseNotFoundError, ReadOnlyError
+from trinityfs.iceberg.errors import iceberg_errors
 from trinityfs.iceberg.files import TableFilesMixin
-from trinityfs.iceberg.io import location_policy, resolve_io_properties
+from trinityfs.iceberg.io import STORAGE_OPTIONS, location_policy, resolve_io_properties
 from trinityfs.iceberg.multitable import MultiTableTransaction, delete_quietly, files_added_by
 from trinityfs.iceberg.namespaces import NamespaceMixin
-from trinityfs.iceberg.schema import to_tabledef_schema
+from trinityfs.iceberg.pointer import (
+    EXTERNAL,
+    ICEBERG,
+    METADATA_LOCATION,
+    PREVIOUS_METADATA_LOCATION,
+    metadata_location_of,
+    table_def,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyiceberg.schema import Schema
     from pyiceberg.table import TableRequirement, TableUpdate
 
+    from trinityfs.catalog import CatalogSnapshot
     from trinityfs.iceberg.reclaim import ReclaimReport
 
 log = logging.getLogger(__name__)
-
-ICEBERG = "ICEBERG"
-METADATA_LOCATION = "metadata_location"
-PREVIOUS_METADATA_LOCATION = "previous_metadata_location"
-MANAGED = "MANAGED"
-EXTERNAL = "EXTERNAL"
 
 ROOT = "root"
 VERSION = "version"
@@ -105,8 +102,6 @@ def parse_timestamp(value: Any) -> datetime | int:
     text = str(value).strip()
     if text.lstrip("-").isdigit():
         return int(text)
-    from datetime import UTC
-
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -116,52 +111,69 @@ def parse_timestamp(value: Any) -> datetime | int:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+def time_selector(value: Any) -> str:
+    """The `time:` selector (trinityfs.catalog.selector) of a `timestamp` option."""
+    when = parse_timestamp(value)
+    if isinstance(when, int):
+        when = datetime.fromtimestamp(when / 1000, UTC)
+    return "time:" + when.isoformat(timespec="milliseconds")
+
+
 class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
     """A PyIceberg catalog over a TrinityLake lakehouse.
 
     Properties (all strings, as `load_catalog` passes them):
-      root             the lakehouse URL (local path, file://, s3://, memory://); required
+      root             the lakehouse URL (local path, file://, s3://, memory://); else
+                       $TRINITYFS_ROOT or fsspec's config (`trinityfs.catalog.read_config`)
       warehouse        where new tables go (default `<root>/warehouse`)
-      version          pin the catalog to this catalog version (read-only)
+      version          pin the catalog to this version selector (read-only): a version
+                       number, an export name, an ISO time (`Lakehouse.resolve`)
       timestamp        pin it to the version current at this time (read-only)
       allowed-locations  comma-separated URL prefixes where table files may live besides
                        the warehouse (every other location is refused before any access)
       create           "true": create the lakehouse at `root` when there is none
-      storage-options  JSON object of fsspec options for `root` (else derived from s3.*)
+      storage-options  JSON object of fsspec options for `root` (else derived from s3.*),
+                       merged over $TRINITYFS_STORAGE_OPTIONS key by key
       s3.*             PyIceberg's S3 FileIO settings (else derived from storage-options)
     """
 
     def __init__(self, name: str, **properties: Any):
         super().__init__(name, **properties)
-        root = self.properties.get(ROOT)
-        if not root:
-            raise ValueError(
-                "TrinityCatalog needs the property 'root' (the lakehouse URL, e.g. "
-                "'./demo-lake', 's3://bucket/lake')"
-            )
         self._staging: CatalogTransaction | None = None
         self._written: list[tuple[Identifier, TableMetadata | None, str, TableMetadata]] = []
         self.last_committed_version: int | None = None
-        opts, extra = resolve_io_properties(
-            str(root), str(self.properties.get(WAREHOUSE) or root), self.properties
-        )
-        self.storage_options = opts
-        self._lake = self._open(str(root), opts, _truthy(self.properties.get(CREATE, "false")))
-        if not self.properties.get(WAREHOUSE):
-            self.properties[WAREHOUSE] = self._lake.url + DEFAULT_WAREHOUSE_DIR
-            _, extra = resolve_io_properties(str(root), self.properties[WAREHOUSE], self.properties)
-        for key, value in extra.items():
-            self.properties.setdefault(key, value)
-        self._policy = location_policy(self.properties)
-        self._pinned: int | None = None
         version, timestamp = self.properties.get(VERSION), self.properties.get(TIMESTAMP)
         if version not in (None, "") and timestamp not in (None, ""):
             raise ValueError("give the catalog a 'version' or a 'timestamp', not both")
-        if version not in (None, ""):
-            self._pinned = int(version)
-            self._lake.at(self._pinned)  # fails early when the version is not readable
-        elif timestamp not in (None, ""):
-            self._pinned = self._lake.version_at(parse_timestamp(timestamp))
+        found = read_config(root=self.properties.get(ROOT) or None)
+        if found.sources.get("root") == "default":
+            raise ValueError(
+                "TrinityCatalog needs the property 'root' (the lakehouse URL, e.g. "
+                "'./demo-lake', 's3://bucket/lake'), or $TRINITYFS_ROOT"
+            )
+        root = found.root
+        warehouse = str(self.properties.get(WAREHOUSE) or root)
+        given, _ = resolve_io_properties(root, warehouse, self.properties)
+        config = read_config(
+            root=root,
+            storage_options=given,
+            version=time_selector(timestamp) if timestamp not in (None, "") else version,
+        )
+        opts = config.storage_options or None
+        with_opts = {**self.properties, STORAGE_OPTIONS: opts} if opts else self.properties
+        self.storage_options = opts
+        self._lake = self._open(config.root, opts, _truthy(self.properties.get(CREATE, "false")))
+        self._lake.freshness = config.freshness
+        if not self.properties.get(WAREHOUSE):
+            self.properties[WAREHOUSE] = self._lake.url + DEFAULT_WAREHOUSE_DIR
+        _, extra = resolve_io_properties(root, self.properties[WAREHOUSE], with_opts)
+        for key, value in extra.items():
+            self.properties.setdefault(key, value)
+        self._policy = location_policy(self.properties)
+        self._pin: Selection | None = None
+        if config.version is not None:
+            selection = self._lake.resolve(config.version)  # fails early when unreadable
+            self._pin = None if selection.is_latest else selection
 
     @staticmethod
     def _open(root: str, opts: dict[str, Any] | None, create: bool) -> Lakehouse:
@@ -183,44 +195,42 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
     @property
     def pinned_version(self) -> int | None:
         """The catalog version this catalog is pinned to (None: it follows the latest)."""
-        return self._pinned
+        return None if self._pin is None else self._pin.version
+
+    @property
+    def pin(self) -> Selection | None:
+        """What the `version`/`timestamp` property resolved to (None: the latest)."""
+        return self._pin
 
     @property
     def read_only(self) -> bool:
-        return self._pinned is not None
+        return self._pin is not None
 
     def current_version(self) -> int:
         """The catalog version reads see now (the pinned one, or the latest)."""
-        return self._pinned if self._pinned is not None else self._lake.latest_version()
+        return self._pin.version if self._pin is not None else self._lake.latest_version()
 
     def at(
-        self, version: int | None = None, *, timestamp: datetime | int | str | None = None
+        self, version: int | str | None = None, *, timestamp: datetime | int | str | None = None
     ) -> TrinityCatalog:
-        """A read-only copy of this catalog pinned to `version` (or to `timestamp`)."""
+        """A read-only copy of this catalog pinned to `version` (any version selector) or
+        to `timestamp`."""
         props = {k: v for k, v in self.properties.items() if k not in (VERSION, TIMESTAMP)}
         if timestamp is not None:
-            version = self._lake.version_at(parse_timestamp(timestamp))
-        if version is None:
-            version = self._lake.latest_version()
-        props[VERSION] = str(version)
-        props.pop("create", None)
+            when = timestamp.isoformat() if isinstance(timestamp, datetime) else timestamp
+            props[TIMESTAMP] = str(when)
+        else:
+            props[VERSION] = str(self._lake.latest_version() if version is None else version)
+        props.pop(CREATE, None)
         return type(self)(self.name, **props)
 
     def table_version(self, identifier: str | Identifier) -> int:
         """The catalog version that last created or replaced this table (at or before the
-        version this catalog reads); e.g. the version a Spark write just committed."""
-        from trinityfs.catalog import ObjectRef
-
+        version this catalog reads); e.g. the version a Spark write just committed.
+        O(log versions): the catalog's `Lakehouse.last_changed`."""
         ns, name = self._table_ref(identifier)
-        version = self.current_version()
-        self._describe(self._lake.at(version), ns, name)  # NoSuchTableError when missing
-        target = ObjectRef(ns, name, "table")
-        oldest = self._lake.oldest_version()
-        while version > oldest:
-            if any(c.object == target for c in self._lake.changes(version)):
-                return version
-            version -= 1
-        return oldest
+        with iceberg_errors(f"table {ns}.{name}", table=f"{ns}.{name}", must_exist=True):
+            return self._lake.last_changed(ns, name, at=self.current_version()).version
 
     def staged_in(self, txn: CatalogTransaction) -> TrinityCatalog:
         """A copy of this catalog whose reads see `txn` and whose changes are staged in it
@@ -276,55 +286,55 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
 
     # -- reading and writing the lakehouse ------------------------------------------
 
-    def _view(self) -> Any:
+    def _view(self) -> CatalogSnapshot | CatalogTransaction:
         """What reads see: the staged transaction, the pinned version, or the latest."""
         if self._staging is not None:
             return self._staging
-        return self._lake.at(self._pinned)
+        if self._pin is not None:
+            return self._lake.view(self._pin)
+        return self._lake.at()
 
     def _check_writable(self) -> None:
-        if self._pinned is not None:
+        if self._pin is not None:
             raise ReadOnlyError(
-                f"catalog {self.name!r} is pinned to catalog version {self._pinned} and is "
-                "read-only: open it without 'version'/'timestamp' to change tables"
+                f"catalog {self.name!r} is pinned to catalog version {self._pin.version} "
+                f"({self._pin.selector!r}) and is read-only: open it without "
+                "'version'/'timestamp' to change tables"
             )
 
-    def _write(self, change: Callable[[CatalogTransaction], T], what: str) -> T:
-        """Run `change` in one catalog transaction (or stage it in a multi-table one)."""
+    def _write(
+        self,
+        change: Callable[[CatalogTransaction], T],
+        what: str,
+        *,
+        table: str | None = None,
+        namespace: str | None = None,
+        target: str | None = None,
+        must_exist: bool = False,
+    ) -> T:
+        """Run `change` in one catalog transaction (or stage it in a multi-table one);
+        catalog errors become PyIceberg's (`iceberg_errors`) naming the subject."""
         self._check_writable()
-        if self._staging is not None:
-            return change(self._staging)
-        txn = self._lake.transaction()
-        try:
-            result = change(txn)
-            self.last_committed_version = txn.commit()
-        except CommitConflictError as exc:
-            txn.abort()
-            raise CommitFailedException(
-                f"{what} lost a race with catalog version {exc.version}, which changed "
-                f"{exc.key.strip()!r}; nothing was committed: {exc}"
-            ) from exc
-        except BaseException:
-            txn.abort()
-            raise
-        return result
+        subject = {"table": table, "namespace": namespace, "target": target}
+        with iceberg_errors(what, **subject, must_exist=must_exist):
+            if self._staging is not None:
+                return change(self._staging)
+            txn = self._lake.transaction()
+            try:
+                result = change(txn)
+                self.last_committed_version = txn.commit()
+            except BaseException:
+                txn.abort()
+                raise
+            return result
 
     @staticmethod
-    def _describe(view: Any, ns: str, name: str) -> TableDef:
-        try:
+    def _describe(view: CatalogSnapshot | CatalogTransaction, ns: str, name: str) -> TableDef:
+        with iceberg_errors(f"loading table {ns}.{name}", table=f"{ns}.{name}", must_exist=True):
             return view.describe_table(ns, name)
-        except (ObjectNotFoundError, NamespaceNotFoundError):
-            raise NoSuchTableError(f"Table does not exist: {ns}.{name}") from None
-        except InvalidNameError as exc:
-            raise NoSuchTableError(f"Table does not exist: {ns}.{name} ({exc})") from None
 
     def _table_from_def(self, ns: str, name: str, tdef: TableDef) -> Table:
-        location = tdef.format_properties.get(METADATA_LOCATION)
-        if tdef.table_format.upper() != ICEBERG or not location:
-            raise NoSuchIcebergTableError(
-                f"{ns}.{name} is not an Iceberg table (table_format "
-                f"{tdef.table_format or '(none)'!r}, no {METADATA_LOCATION})"
-            )
+        location = metadata_location_of(f"{ns}.{name}", tdef)
         metadata = self._read_metadata(f"{ns}.{name}", location)
         return Table(
             identifier=(ns, name),
@@ -333,34 +343,6 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
             io=self._load_file_io(metadata.properties, location),
             catalog=self,
         )
-
-    def _table_def(
-        self,
-        metadata: TableMetadata,
-        metadata_location: str,
-        old: TableDef | None,
-        table_type: str = MANAGED,
-    ) -> TableDef:
-        tdef = TableDef()
-        if old is not None:
-            tdef.CopyFrom(old)
-            if old.format_properties.get(METADATA_LOCATION):
-                tdef.format_properties[PREVIOUS_METADATA_LOCATION] = old.format_properties[
-                    METADATA_LOCATION
-                ]
-        else:
-            tdef.table_type = table_type
-        tdef.table_format = ICEBERG
-        tdef.format_properties[METADATA_LOCATION] = metadata_location
-        schema = metadata.schema()
-        tdef.schema.CopyFrom(to_tabledef_schema(schema))
-        del tdef.primary_keys[:]
-        tdef.primary_keys.extend(schema.identifier_field_ids)
-        del tdef.distribution_keys[:]
-        tdef.distribution_keys.extend(f.source_id for f in metadata.spec().fields)
-        del tdef.sort_keys[:]
-        tdef.sort_keys.extend(f.source_id for f in metadata.sort_order().fields)
-        return tdef
 
     # -- tables ---------------------------------------------------------------------
 
@@ -371,9 +353,13 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
     def table_exists(self, identifier: str | Identifier) -> bool:
         ns, name = self._table_ref(identifier)
         try:
-            return self._view().object_location("table", ns, name) is not None
-        except InvalidNameError:
+            return self._describe_location(ns, name) is not None
+        except NoSuchTableError:
             return False
+
+    def _describe_location(self, ns: str, name: str) -> str | None:
+        with iceberg_errors(f"table {ns}.{name}", table=f"{ns}.{name}", must_exist=True):
+            return self._view().object_location("table", ns, name)
 
     def create_table(
         self,
@@ -415,18 +401,13 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
         self._check_table_locations(f"{ns}.{name}", metadata)
         io = self._load_file_io(location=metadata_location)
         self._write_metadata(metadata, io, metadata_location)
-        tdef = self._table_def(metadata, metadata_location, None)
+        tdef = table_def(metadata, metadata_location, None)
 
         def change(txn: CatalogTransaction) -> None:
-            try:
-                txn.create_table(ns, name, tdef)
-            except AlreadyExistsError:
-                raise TableAlreadyExistsError(f"Table {ns}.{name} already exists") from None
-            except NamespaceNotFoundError:
-                raise NoSuchNamespaceError(f"Namespace does not exist: {ns}") from None
+            txn.put("table", ns, name, tdef, mode="create")
 
         try:
-            self._write(change, f"creating table {ns}.{name}")
+            self._write(change, f"creating table {ns}.{name}", table=f"{ns}.{name}", namespace=ns)
         except (CommitFailedException, TableAlreadyExistsError, NoSuchNamespaceError):
             delete_quietly(io, metadata_location)
             if self._staging is None and self.table_exists((ns, name)):
@@ -450,36 +431,30 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
         metadata = self._read_metadata(f"{ns}.{name}", metadata_location)
 
         def change(txn: CatalogTransaction) -> None:
-            try:
-                old = txn.describe_table(ns, name) if overwrite else None
-            except ObjectNotFoundError:
-                old = None
-            except NamespaceNotFoundError:
-                raise NoSuchNamespaceError(f"Namespace does not exist: {ns}") from None
-            tdef = self._table_def(metadata, metadata_location, old, EXTERNAL)
-            try:
-                if old is None:
-                    txn.create_table(ns, name, tdef)
-                else:
-                    txn.replace_table(ns, name, tdef)
-            except AlreadyExistsError:
-                raise TableAlreadyExistsError(f"Table {ns}.{name} already exists") from None
-            except NamespaceNotFoundError:
-                raise NoSuchNamespaceError(f"Namespace does not exist: {ns}") from None
+            old = self._current_def(txn, ns, name) if overwrite else None
+            tdef = table_def(metadata, metadata_location, old, EXTERNAL)
+            txn.put("table", ns, name, tdef, mode="upsert" if overwrite else "create")
 
-        self._write(change, f"registering table {ns}.{name}")
+        self._write(change, f"registering table {ns}.{name}", table=f"{ns}.{name}", namespace=ns)
         return self.load_table((ns, name))
+
+    @staticmethod
+    def _current_def(txn: CatalogTransaction, ns: str, name: str) -> TableDef | None:
+        """The table's definition in `txn` (None: no table of that name; a view of that
+        name is replaced by `put`). NamespaceNotFoundError passes to the caller."""
+        if txn.object_kind(ns, name) != "table":
+            txn.describe_namespace(ns)  # NamespaceNotFoundError when it is missing
+            return None
+        return txn.describe_table(ns, name)
 
     def drop_table(self, identifier: str | Identifier) -> None:
         ns, name = self._table_ref(identifier)
+        ident = f"{ns}.{name}"
 
         def change(txn: CatalogTransaction) -> None:
-            try:
-                txn.drop_table(ns, name)
-            except (ObjectNotFoundError, NamespaceNotFoundError):
-                raise NoSuchTableError(f"Table does not exist: {ns}.{name}") from None
+            txn.drop_table(ns, name)
 
-        self._write(change, f"dropping table {ns}.{name}")
+        self._write(change, f"dropping table {ident}", table=ident, namespace=ns, must_exist=True)
 
     def purge_table(self, identifier: str | Identifier) -> None:
         """Drop the table from the catalog; its files are NOT deleted here.
@@ -513,14 +488,15 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
         def change(txn: CatalogTransaction) -> None:
             if not txn.namespace_exists(new_ns):
                 raise NoSuchNamespaceError(f"Namespace does not exist: {new_ns}")
-            try:
+            with iceberg_errors(
+                f"renaming table {ns}.{name}",
+                table=f"{ns}.{name}",
+                target=f"{new_ns}.{new_name}",
+                must_exist=True,
+            ):
                 txn.rename_table(ns, name, new_ns, new_name)
-            except (ObjectNotFoundError, NamespaceNotFoundError):
-                raise NoSuchTableError(f"Table does not exist: {ns}.{name}") from None
-            except AlreadyExistsError:
-                raise TableAlreadyExistsError(f"Table {new_ns}.{new_name} already exists") from None
 
-        self._write(change, f"renaming table {ns}.{name}")
+        self._write(change, f"renaming table {ns}.{name}", table=f"{ns}.{name}", namespace=ns)
         return self.load_table((new_ns, new_name))
 
     def commit_table(
@@ -531,10 +507,11 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
     ) -> CommitTableResponse:
         """Apply updates to the table's current metadata and swap its pointer, atomically.
 
-        The pointer is read and replaced in one catalog transaction: if any other commit
-        changes this table after the transaction's base version, the catalog commit
-        conflicts and this raises CommitFailedException (PyIceberg then refreshes and
-        retries). Requirements are checked against the metadata the pointer names.
+        The pointer is read and replaced (`put` against the base version) in one catalog
+        transaction: if any other commit changes this table after the transaction's base
+        version, the catalog commit conflicts and this raises CommitFailedException
+        (PyIceberg then refreshes and retries). Requirements are checked against the
+        metadata the pointer names.
         """
         self._check_writable()
         ns, name = self._table_ref(table.name())
@@ -543,12 +520,7 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
 
         def change(txn: CatalogTransaction) -> CommitTableResponse:
             written.clear()
-            try:
-                old: TableDef | None = txn.describe_table(ns, name)
-            except ObjectNotFoundError:
-                old = None
-            except NamespaceNotFoundError:
-                raise NoSuchNamespaceError(f"Namespace does not exist: {ns}") from None
+            old = self._current_def(txn, ns, name)
             current = None if old is None else self._table_from_def(ns, name, old)
             staged = self._update_and_stage_table(current, (ns, name), requirements, updates)
             self._check_table_locations(f"{ns}.{name}", staged.metadata)
@@ -559,20 +531,16 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
             self._write_metadata(staged.metadata, staged.io, staged.metadata_location)
             written.append(staged.metadata_location)
             outcome.update(io=staged.io, base=None if current is None else current.metadata)
-            tdef = self._table_def(staged.metadata, staged.metadata_location, old)
-            try:
-                if old is None:
-                    txn.create_table(ns, name, tdef)
-                else:
-                    txn.replace_table(ns, name, tdef)
-            except NamespaceNotFoundError:
-                raise NoSuchNamespaceError(f"Namespace does not exist: {ns}") from None
+            tdef = table_def(staged.metadata, staged.metadata_location, old)
+            txn.put("table", ns, name, tdef, mode="create" if old is None else "replace")
             return CommitTableResponse(
                 metadata=staged.metadata, metadata_location=staged.metadata_location
             )
 
         try:
-            response = self._write(change, f"commit to table {ns}.{name}")
+            response = self._write(
+                change, f"commit to table {ns}.{name}", table=f"{ns}.{name}", namespace=ns
+            )
         except BaseException as exc:
             # only files of a commit known not to have landed are removed
             if written and isinstance(exc, CommitFailedException | TableAlreadyExistsError):
@@ -613,4 +581,5 @@ __all__ = [
     "UnsupportedIdentifierError",
     "files_added_by",
     "parse_timestamp",
+    "time_selector",
 ]

@@ -7,14 +7,13 @@ its location is checked, and errors about it never quote the file's content.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pyiceberg.exceptions import NoSuchIcebergTableError
 from pyiceberg.io import FileIO
 from pyiceberg.serializers import FromInputFile
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.typedef import EMPTY_DICT, Properties
 
+from trinityfs.catalog import LocationPolicy
 from trinityfs.errors import LocationNotAllowedError, StorageFileNotFoundError
 from trinityfs.iceberg.io import confined_file_io
 
@@ -22,8 +21,8 @@ from trinityfs.iceberg.io import confined_file_io
 class TableFilesMixin:
     """Location checks and confined file access of TrinityCatalog."""
 
-    properties: Any
-    _policy: Any
+    properties: Properties
+    _policy: LocationPolicy
 
     def _load_file_io(
         self, properties: Properties = EMPTY_DICT, location: str | None = None

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.io import FileIO
 from pyiceberg.table.metadata import TableMetadata
 
-from trinityfs.errors import CommitConflictError
+from trinityfs.iceberg.errors import iceberg_errors
 from trinityfs.iceberg.io import confined_file_io
 
 if TYPE_CHECKING:
@@ -17,14 +18,14 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def delete_quietly(io: Any, location: str) -> None:
+def delete_quietly(io: FileIO, location: str) -> None:
     try:
         io.delete(location)
     except Exception as exc:  # best effort: an orphan file is harmless
         log.warning("could not remove %s after a failed commit: %s", location, exc)
 
 
-def files_added_by(io: Any, base: TableMetadata | None, staged: TableMetadata) -> list[str]:
+def files_added_by(io: FileIO, base: TableMetadata | None, staged: TableMetadata) -> list[str]:
     """Files a staged metadata added over `base`: new snapshots' manifest lists, their new
     manifests and the data files those added (what to remove when it never commits)."""
     old_ids = {s.snapshot_id for s in (base.snapshots if base is not None else [])}
@@ -68,7 +69,12 @@ class MultiTableTransaction:
     def __enter__(self) -> MultiTableTransaction:
         return self
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         if exc_type is None:
             self.commit()
         else:
@@ -84,13 +90,8 @@ class MultiTableTransaction:
         if txn is None:
             raise RuntimeError("this multi-table transaction is already closed")
         try:
-            version = txn.commit()
-        except CommitConflictError as exc:
-            self._cleanup()
-            raise CommitFailedException(
-                f"multi-table transaction lost a race with catalog version {exc.version}, "
-                f"which changed {exc.key.strip()!r}; nothing was committed"
-            ) from exc
+            with iceberg_errors("multi-table transaction"):
+                version = txn.commit()
         except BaseException:
             self._cleanup()
             raise

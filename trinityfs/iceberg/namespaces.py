@@ -8,28 +8,23 @@ view API lists none.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from pyiceberg.catalog import Catalog, PropertiesUpdateSummary
-from pyiceberg.exceptions import (
-    NamespaceAlreadyExistsError,
-    NamespaceNotEmptyError,
-    NoSuchNamespaceError,
-    NoSuchViewError,
-)
+from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchViewError
 from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
 
 from trinityfs.catalog import CatalogTransaction
-from trinityfs.errors import (
-    AlreadyExistsError,
-    InvalidArgumentError,
-    InvalidNameError,
-    NamespaceNotFoundError,
-)
-from trinityfs.errors import NamespaceNotEmptyError as TrinityNamespaceNotEmptyError
+from trinityfs.errors import InvalidArgumentError
+from trinityfs.iceberg.errors import iceberg_errors
 
 if TYPE_CHECKING:
     from pyiceberg.view import View
+
+    from trinityfs.catalog import CatalogSnapshot
+
+T = TypeVar("T")
 
 LOCATION = "location"  # the namespace property PyIceberg puts new tables under
 
@@ -38,12 +33,25 @@ class NamespaceMixin:
     """The namespace and view methods of TrinityCatalog (see trinityfs/iceberg/catalog.py
     for _write, _view, _namespace_name, _table_ref and check_location)."""
 
-    _write: Any
-    _view: Any
-    _namespace_name: Any
-    _table_ref: Any
-    check_location: Any
-    _get_updated_props_and_update_summary: Any
+    if TYPE_CHECKING:  # provided by TrinityCatalog (and PyIceberg's Catalog)
+
+        def _write(
+            self,
+            change: Callable[[CatalogTransaction], T],
+            what: str,
+            *,
+            table: str | None = None,
+            namespace: str | None = None,
+            target: str | None = None,
+            must_exist: bool = False,
+        ) -> T: ...
+        def _view(self) -> CatalogSnapshot | CatalogTransaction: ...
+        def _namespace_name(self, namespace: str | Identifier) -> str: ...
+        def _table_ref(self, identifier: str | Identifier) -> tuple[str, str]: ...
+        def check_location(self, location: str, what: str) -> str: ...
+        def _get_updated_props_and_update_summary(
+            self, current_properties: Properties, removals: set[str] | None, updates: Properties
+        ) -> tuple[PropertiesUpdateSummary, Properties]: ...
 
     def create_namespace(
         self, namespace: str | Identifier, properties: Properties = EMPTY_DICT
@@ -53,12 +61,9 @@ class NamespaceMixin:
         self._check_namespace_location(ns, props)
 
         def change(txn: CatalogTransaction) -> None:
-            try:
-                txn.create_namespace(ns, props)
-            except AlreadyExistsError:
-                raise NamespaceAlreadyExistsError(f"Namespace {ns} already exists") from None
+            txn.create_namespace(ns, props)
 
-        self._write(change, f"creating namespace {ns}")
+        self._write(change, f"creating namespace {ns}", namespace=ns)
 
     def _check_namespace_location(self, ns: str, props: dict[str, str]) -> None:
         """A namespace `location` is where its new tables go: it must be allowed."""
@@ -69,22 +74,14 @@ class NamespaceMixin:
         ns = self._namespace_name(namespace)
 
         def change(txn: CatalogTransaction) -> None:
-            try:
-                txn.drop_namespace(ns)
-            except NamespaceNotFoundError:
-                raise NoSuchNamespaceError(f"Namespace does not exist: {ns}") from None
-            except TrinityNamespaceNotEmptyError as exc:
-                raise NamespaceNotEmptyError(f"Namespace {ns} is not empty: {exc}") from None
+            txn.drop_namespace(ns)
 
-        self._write(change, f"dropping namespace {ns}")
+        self._write(change, f"dropping namespace {ns}", namespace=ns)
 
     def list_tables(self, namespace: str | Identifier) -> list[Identifier]:
         ns = self._namespace_name(namespace)
-        view = self._view()
-        try:
-            return [(ns, name) for name in view.iter_names("table", ns)]
-        except (NamespaceNotFoundError, InvalidNameError):
-            raise NoSuchNamespaceError(f"Namespace does not exist: {ns}") from None
+        with iceberg_errors(f"listing namespace {ns}", namespace=ns, must_exist=True):
+            return [(ns, name) for name in self._view().iter_names("table", ns)]
 
     def list_namespaces(self, namespace: str | Identifier = ()) -> list[Identifier]:
         if namespace and Catalog.identifier_to_tuple(namespace) != ():
@@ -105,16 +102,15 @@ class NamespaceMixin:
     def namespace_exists(self, namespace: str | Identifier) -> bool:
         ns = self._namespace_name(namespace)
         try:
-            return self._view().namespace_exists(ns)
-        except InvalidNameError:
+            with iceberg_errors(f"namespace {ns}", namespace=ns, must_exist=True):
+                return self._view().namespace_exists(ns)
+        except NoSuchNamespaceError:
             return False
 
     def load_namespace_properties(self, namespace: str | Identifier) -> Properties:
         ns = self._namespace_name(namespace)
-        try:
+        with iceberg_errors(f"loading namespace {ns}", namespace=ns, must_exist=True):
             return dict(self._view().describe_namespace(ns).properties)
-        except (NamespaceNotFoundError, InvalidNameError):
-            raise NoSuchNamespaceError(f"Namespace does not exist: {ns}") from None
 
     def update_namespace_properties(
         self,
@@ -127,15 +123,12 @@ class NamespaceMixin:
         self._check_namespace_location(ns, new_props)
 
         def change(txn: CatalogTransaction) -> PropertiesUpdateSummary:
-            try:
-                current = dict(txn.describe_namespace(ns).properties)
-            except (NamespaceNotFoundError, InvalidNameError):
-                raise NoSuchNamespaceError(f"Namespace does not exist: {ns}") from None
+            current = dict(txn.describe_namespace(ns).properties)
             summary, _ = self._get_updated_props_and_update_summary(current, removals, new_props)
             txn.set_namespace_properties(ns, new_props, list(removals or ()))
             return summary
 
-        return self._write(change, f"updating namespace {ns}")
+        return self._write(change, f"updating namespace {ns}", namespace=ns, must_exist=True)
 
     # -- views: TrinityLake views are ViewDefs, not Iceberg views --------------------
 

@@ -1,0 +1,94 @@
+"""The one place where the Iceberg front end turns catalog errors into PyIceberg's.
+
+The catalog API raises typed errors (trinityfs/errors.py); PyIceberg callers (and the
+REST server, which maps PyIceberg's exceptions to the REST spec's) expect
+`NoSuchTableError`, `CommitFailedException`, ... Every catalog call of `TrinityCatalog`
+runs inside `iceberg_errors(...)`, which says what the call was about (the table or
+namespace) so the translated message names it, like lakefs-spec's wrapped API call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from pyiceberg.exceptions import (
+    CommitFailedException,
+    NamespaceAlreadyExistsError,
+    NamespaceNotEmptyError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    TableAlreadyExistsError,
+)
+
+from trinityfs import errors as tfs
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a catalog call is about, for the messages of translated errors.
+
+    - `what`: the action ("commit to table sales.t"), for commit races;
+    - `table`: "ns.name" of the table read or written (None for namespace calls);
+    - `namespace`: the namespace concerned;
+    - `target`: the new "ns.name" of a rename (an existing one is TableAlreadyExists);
+    - `must_exist`: a lookup of `table`: its namespace missing, or a name the catalog
+      cannot hold, means "no such table" (for namespaces: "no such namespace").
+    """
+
+    what: str
+    table: str | None = None
+    namespace: str | None = None
+    target: str | None = None
+    must_exist: bool = False
+
+
+def translate(exc: BaseException, subject: Subject) -> BaseException | None:
+    """PyIceberg's exception for catalog error `exc` (None: let it propagate as is)."""
+    if isinstance(exc, tfs.CommitConflictError):
+        return CommitFailedException(
+            f"{subject.what} lost a race with catalog version {exc.version}, which changed "
+            f"{exc.key.strip()!r}; nothing was committed: {exc}"
+        )
+    if isinstance(exc, tfs.AlreadyExistsError):
+        table = subject.target or subject.table
+        if table is not None:
+            return TableAlreadyExistsError(f"Table {table} already exists")
+        return NamespaceAlreadyExistsError(f"Namespace {subject.namespace} already exists")
+    if isinstance(exc, tfs.NamespaceNotEmptyError):
+        return NamespaceNotEmptyError(f"Namespace {subject.namespace} is not empty: {exc}")
+    if isinstance(exc, tfs.ObjectNotFoundError) and subject.table is not None:
+        return NoSuchTableError(f"Table does not exist: {subject.table}")
+    lookup_miss = subject.must_exist and isinstance(exc, tfs.InvalidNameError)
+    if isinstance(exc, tfs.NamespaceNotFoundError) or lookup_miss:
+        if subject.table is not None and subject.must_exist:
+            detail = f" ({exc})" if lookup_miss else ""
+            return NoSuchTableError(f"Table does not exist: {subject.table}{detail}")
+        return NoSuchNamespaceError(f"Namespace does not exist: {subject.namespace}")
+    return None
+
+
+@contextmanager
+def iceberg_errors(
+    what: str,
+    *,
+    table: str | None = None,
+    namespace: str | None = None,
+    target: str | None = None,
+    must_exist: bool = False,
+) -> Iterator[Subject]:
+    """Run a catalog call, raising PyIceberg's exceptions for the catalog's typed errors
+    (see `translate`); other exceptions, PyIceberg's own included, pass unchanged."""
+    subject = Subject(what, table, namespace, target, must_exist)
+    try:
+        yield subject
+    except tfs.TrinityError as exc:
+        translated = translate(exc, subject)
+        if translated is None:
+            raise
+        # a race is worth its cause; a missing name is not
+        raise translated from (exc if isinstance(exc, tfs.CommitConflictError) else None)
+
+
+__all__ = ["Subject", "iceberg_errors", "translate"]

@@ -1,0 +1,75 @@
+"""The TrinityLake definition of an Iceberg table: a `TableDef` pointing at its metadata.
+
+An Iceberg table is a TableDef with table_format ICEBERG, format_properties
+`metadata_location` (and `previous_metadata_location`), and a schema mirroring the current
+Iceberg schema (trinityfs/iceberg/schema.py); primary_keys are the identifier field ids,
+distribution_keys the source columns of the default partition spec, sort_keys the source
+columns of the default sort order.
+"""
+
+from __future__ import annotations
+
+from pyiceberg.exceptions import NoSuchIcebergTableError
+from pyiceberg.table.metadata import TableMetadata
+
+from trinityfs.catalog.definitions import TableDef
+from trinityfs.iceberg.schema import to_tabledef_schema
+
+ICEBERG = "ICEBERG"
+METADATA_LOCATION = "metadata_location"
+PREVIOUS_METADATA_LOCATION = "previous_metadata_location"
+MANAGED = "MANAGED"
+EXTERNAL = "EXTERNAL"
+
+
+def metadata_location_of(ident: str, tdef: TableDef) -> str:
+    """Where the Iceberg metadata of table `ident` is; NoSuchIcebergTableError when the
+    definition is not an Iceberg table's."""
+    location = tdef.format_properties.get(METADATA_LOCATION)
+    if tdef.table_format.upper() != ICEBERG or not location:
+        raise NoSuchIcebergTableError(
+            f"{ident} is not an Iceberg table (table_format "
+            f"{tdef.table_format or '(none)'!r}, no {METADATA_LOCATION})"
+        )
+    return location
+
+
+def table_def(
+    metadata: TableMetadata,
+    metadata_location: str,
+    old: TableDef | None,
+    table_type: str = MANAGED,
+) -> TableDef:
+    """The definition pointing at `metadata_location`, keeping what `old` had (its id,
+    type and properties) and recording `old`'s pointer as the previous one."""
+    tdef = TableDef()
+    if old is not None:
+        tdef.CopyFrom(old)
+        if old.format_properties.get(METADATA_LOCATION):
+            tdef.format_properties[PREVIOUS_METADATA_LOCATION] = old.format_properties[
+                METADATA_LOCATION
+            ]
+    else:
+        tdef.table_type = table_type
+    tdef.table_format = ICEBERG
+    tdef.format_properties[METADATA_LOCATION] = metadata_location
+    schema = metadata.schema()
+    tdef.schema.CopyFrom(to_tabledef_schema(schema))
+    del tdef.primary_keys[:]
+    tdef.primary_keys.extend(schema.identifier_field_ids)
+    del tdef.distribution_keys[:]
+    tdef.distribution_keys.extend(f.source_id for f in metadata.spec().fields)
+    del tdef.sort_keys[:]
+    tdef.sort_keys.extend(f.source_id for f in metadata.sort_order().fields)
+    return tdef
+
+
+__all__ = [
+    "EXTERNAL",
+    "ICEBERG",
+    "MANAGED",
+    "METADATA_LOCATION",
+    "PREVIOUS_METADATA_LOCATION",
+    "metadata_location_of",
+    "table_def",
+]
