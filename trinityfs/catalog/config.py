@@ -120,6 +120,11 @@ def _staleness(value: Any, source: str) -> float:
     return seconds
 
 
+def _named(source: str, variable: str) -> str:
+    """A source for an error message: the environment variable itself when it is one."""
+    return f"the environment (${variable})" if source == "the environment" else source
+
+
 def read_config(
     root: str | os.PathLike[str] | None = None,
     storage_options: Mapping[str, Any] | str | None = None,
@@ -172,7 +177,7 @@ def read_config(
     staleness = first("max_staleness_seconds")
     options: dict[str, Any] = {}
     for source, values in reversed(layers):
-        layer = _options(values.get("storage_options"), source)
+        layer = _options(values.get("storage_options"), _named(source, STORAGE_OPTIONS_ENV))
         if layer:
             options.update(layer)
             sources["storage_options"] = source
@@ -183,7 +188,9 @@ def read_config(
         max_staleness_seconds=(
             0.0
             if staleness is None
-            else _staleness(staleness, sources.get("max_staleness_seconds", ""))
+            else _staleness(
+                staleness, _named(sources.get("max_staleness_seconds", ""), STALENESS_ENV)
+            )
         ),
         sources=sources,
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 from collections.abc import Sequence
@@ -18,7 +17,7 @@ if TYPE_CHECKING:
     from trinityfs.catalog import Lakehouse
     from trinityfs.fs.spec import TrinityFileSystem
 
-STORAGE_OPTIONS_ENV = "TRINITYFS_STORAGE_OPTIONS"
+STORAGE_OPTIONS_ENV = "TRINITYFS_STORAGE_OPTIONS"  # read by trinityfs.catalog.read_config
 
 # -- durations ----------------------------------------------------------------------------
 
@@ -68,17 +67,9 @@ def key_value(text: str) -> tuple[str, str]:
 
 
 def storage_options(pairs: Sequence[tuple[str, str]]) -> dict[str, Any]:
-    """$TRINITYFS_STORAGE_OPTIONS (a JSON object), then -o KEY=VALUE (JSON values allowed)."""
+    """The -o KEY=VALUE options (JSON values allowed); `read_config` merges them over
+    $TRINITYFS_STORAGE_OPTIONS and fsspec's config key by key."""
     options: dict[str, Any] = {}
-    env = os.environ.get(STORAGE_OPTIONS_ENV)
-    if env:
-        try:
-            loaded = json.loads(env)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"${STORAGE_OPTIONS_ENV} is not a JSON object: {exc}") from None
-        if not isinstance(loaded, dict):
-            raise ValueError(f"${STORAGE_OPTIONS_ENV} is not a JSON object")
-        options.update(loaded)
     for key, value in pairs:
         try:
             options[key] = json.loads(value)
@@ -91,16 +82,26 @@ def storage_options(pairs: Sequence[tuple[str, str]]) -> dict[str, Any]:
 
 
 class Context:
-    """The root, storage options and output of one run, with the filesystem opened lazily."""
+    """The root, storage options and output of one run, with the filesystem opened lazily.
+
+    Root and storage options come from the catalog's one configuration reader
+    (`trinityfs.catalog.read_config`): --root / -o, then $TRINITYFS_ROOT /
+    $TRINITYFS_STORAGE_OPTIONS, then fsspec's config, then ./lakehouse. Versions are
+    chosen per path (`/v/<selector>/...`) and per option (--version), not by a pin.
+    """
 
     def __init__(self, args: argparse.Namespace, out: Output | None, stdin: TextIO | None = None):
-        from trinityfs.fs.spec import default_root
+        from trinityfs.catalog import read_config
 
         self.args = args
         self.out = out or Output(False)
         self.stdin = stdin or sys.stdin
-        self.root = getattr(args, "root", None) or default_root()
-        self.storage_options = storage_options(getattr(args, "storage_option", None) or [])
+        self.config = read_config(
+            root=getattr(args, "root", None) or None,
+            storage_options=storage_options(getattr(args, "storage_option", None) or []),
+        )
+        self.root = self.config.root
+        self.storage_options = self.config.storage_options
         self._fs: TrinityFileSystem | None = None
 
     @property

@@ -140,11 +140,22 @@ def cmd_cat(ctx: Context, args: argparse.Namespace) -> int:
     paths = expand(ctx.fs, args.paths, args.glob)
     datas = [ctx.fs.cat_file(path) for path in paths]  # all or nothing
     if ctx.out.json:
-        ctx.out.emit({path: json.loads(d) for path, d in zip(paths, datas, strict=True)})
+        ctx.out.emit({path: _json_of(path, d) for path, d in zip(paths, datas, strict=True)})
         return 0
     for data in datas:
         ctx.out.write_bytes(data)
     return 0
+
+
+def _json_of(path: str, data: bytes) -> Any:
+    """The parsed content of `path`; a one-line ValueError when it cannot be (nested
+    deeper than Python's recursion limit, or not JSON)."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError(f"{path}: JSON nested too deeply to show with --json") from None
+    except ValueError as exc:
+        raise ValueError(f"{path}: not JSON: {exc}") from None
 
 
 # -- edit ---------------------------------------------------------------------------------
