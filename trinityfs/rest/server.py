@@ -30,9 +30,18 @@ SECRET_CONFIG = ("s3.access-key-id", "s3.secret-access-key", "s3.session-token")
 
 def build_service(cfg: ServerConfig) -> RestCatalogService:
     """The catalog service of a configuration (opens the lakehouse; no network)."""
+    from trinityfs.catalog import read_config
+    from trinityfs.errors import InvalidArgumentError
     from trinityfs.iceberg import TrinityCatalog
     from trinityfs.iceberg.io import STORAGE_OPTIONS
 
+    pin = read_config(root=cfg.root)  # the catalog's one reader: is a version pinned?
+    if pin.version is not None:
+        raise InvalidArgumentError(
+            f"{pin.sources['version']} pins catalog version {pin.version!r}, but the REST "
+            "server serves every version itself (warehouse 'v/<selector>', read-only): "
+            "unset TRINITYFS_VERSION (or the fsspec config's version) to serve"
+        )
     props: dict[str, str] = {"root": cfg.root}
     if cfg.storage_options:
         props[STORAGE_OPTIONS] = json.dumps(cfg.storage_options)
