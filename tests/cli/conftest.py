@@ -3,36 +3,11 @@
 from __future__ import annotations
 
 import io
-import json
-import os
 import subprocess
 import sys
-from dataclasses import dataclass
 
 import pytest
-
-from trinityfs.cli import main
-
-
-@dataclass
-class Result:
-    status: int
-    out: str
-    err: str
-
-    def json(self):
-        return json.loads(self.out)
-
-
-class BytesOut(io.StringIO):
-    """A stdout whose `buffer` collects raw bytes too (for cat)."""
-
-    def __init__(self):
-        super().__init__()
-        self.buffer = io.BytesIO()
-
-    def text(self) -> str:
-        return self.getvalue() + self.buffer.getvalue().decode("utf-8")
+from frontend_fixtures import Result, cli_process, run_cli
 
 
 @pytest.fixture
@@ -48,10 +23,7 @@ def run(root, monkeypatch):
     def run_(*args: str, stdin: bytes | None = None, root_arg: bool = True) -> Result:
         if stdin is not None:
             monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
-        out, err = BytesOut(), io.StringIO()
-        argv = (["--root", root] if root_arg else []) + list(args)
-        status = main(argv, stdout=out, stderr=err)
-        return Result(status, out.text(), err.getvalue())
+        return run_cli((["--root", root] if root_arg else []) + list(args))
 
     return run_
 
@@ -63,16 +35,17 @@ def run_process(root):
     def run_(
         *args: str, stdin: bytes | None = None, env: dict | None = None, cwd: str | None = None
     ) -> Result:
-        environment = {**os.environ, "TRINITYFS_ROOT": root, **(env or {})}
-        proc = subprocess.run(
-            [sys.executable, "-m", "trinityfs.cli", *args],
-            input=stdin,
-            capture_output=True,
-            env=environment,
+        proc = cli_process(
+            args,
+            root,
+            env,
             cwd=cwd,
-            timeout=120,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
-        return Result(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+        out, err = proc.communicate(stdin, timeout=120)
+        return Result(proc.returncode, out.decode(), err.decode())
 
     return run_
 

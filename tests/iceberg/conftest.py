@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
+import frontend_fixtures
 import pytest
 
 if importlib.util.find_spec("pyiceberg") is None:  # the core installs without it
@@ -15,13 +15,7 @@ if importlib.util.find_spec("pyiceberg") is None:  # the core installs without i
 IMPL = "trinityfs.iceberg.TrinityCatalog"
 
 
-@pytest.fixture
-def lake_root(tmp_path: Path) -> str:
-    from trinityfs import Lakehouse
-
-    root = tmp_path / "lake"
-    Lakehouse.create(str(root))
-    return str(root)
+lake_root = frontend_fixtures.lake_root  # the shared fixture: a new, empty lakehouse
 
 
 @pytest.fixture

@@ -1,44 +1,20 @@
-"""Running `trinityfs` for the regression tests: in-process, and as a real process."""
+"""Running `trinityfs` for the regression tests: in-process, and as a real process
+(thin wrappers over tests/frontend_fixtures.py, which tests/cli uses too)."""
 
 from __future__ import annotations
 
 import io
-import json
 import os
 import subprocess
-import sys
-from dataclasses import dataclass
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from frontend_fixtures import REPO, Result, cli_process, run_cli
 
-
-@dataclass
-class Result:
-    status: int
-    out: str
-    err: str
-
-    def json(self):
-        return json.loads(self.out)
-
-
-class _Out(io.StringIO):
-    def __init__(self):
-        super().__init__()
-        self.buffer = io.BytesIO()
-
-    def text(self) -> str:
-        return self.getvalue() + self.buffer.getvalue().decode()
+__all__ = ["REPO", "Result", "process", "run", "sample"]
 
 
 def run(root: str, *args: str, stdin: str = "") -> Result:
     """`trinityfs --root ROOT ARGS...` in this process, stdin not a terminal."""
-    from trinityfs.cli import main
-
-    out, err = _Out(), io.StringIO()
-    status = main(["--root", root, *args], stdout=out, stderr=err, stdin=io.StringIO(stdin))
-    return Result(status, out.text(), err.getvalue())
+    return run_cli(["--root", root, *args], stdin=io.StringIO(stdin))
 
 
 def sample(root: str) -> None:
@@ -48,20 +24,14 @@ def sample(root: str) -> None:
     assert run(root, "mkdir", "/sales").status == 0
     table = '{"kind": "table", "definition": {"table_format": "ICEBERG"}}'
     view = '{"kind": "view", "definition": {"properties": {"sql": "select 1"}}}'
-    for name, text in (("orders", table), ("big_orders", view)):
-        from trinityfs.fs.spec import TrinityFileSystem
+    from trinityfs.fs.spec import TrinityFileSystem
 
-        fs = TrinityFileSystem(root=root, skip_instance_cache=True)
+    fs = TrinityFileSystem(root=root, skip_instance_cache=True)
+    for name, text in (("orders", table), ("big_orders", view)):
         fs.write_definition(f"/sales/{name}", text.encode())
 
 
 def process(root: str, *args: str, env: dict | None = None, **kw) -> subprocess.Popen:
-    environment = {**os.environ, "TRINITYFS_ROOT": root, "PYTHONPATH": str(REPO), **(env or {})}
-    return subprocess.Popen(
-        [sys.executable, "-m", "trinityfs.cli", *args],
-        env=environment,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        **kw,
-    )
+    """The real command with ROOT, its streams piped (stdin empty)."""
+    pipes = {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    return cli_process(args, root, env, **{**pipes, **kw})

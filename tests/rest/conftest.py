@@ -9,15 +9,17 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
+import frontend_fixtures
 import pytest
+from frontend_fixtures import REPO, stopping
 
 if any(importlib.util.find_spec(m) is None for m in ("pyiceberg", "starlette", "uvicorn")):
     collect_ignore_glob = ["test_*.py"]  # needs the `rest` extra
 
-REPO = Path(__file__).resolve().parents[2]
+
+lake_root = frontend_fixtures.lake_root  # the shared fixture: a new, empty lakehouse
 
 
 class Server:
@@ -58,26 +60,9 @@ class Server:
 
 
 @pytest.fixture
-def lake_root(tmp_path: Path) -> str:
-    from trinityfs import Lakehouse
-
-    root = tmp_path / "lake"
-    Lakehouse.create(str(root))
-    return str(root)
-
-
-@pytest.fixture
 def start_server() -> Iterator[Callable[..., Server]]:
-    servers: list[Server] = []
-
-    def start(root: str, *args: str, cli: bool = False) -> Server:
-        server = Server(root, *args, cli=cli)
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
+    """Start `python -m trinityfs.rest` (cli=True: `trinityfs serve`) processes."""
+    yield from stopping(Server)
 
 
 @pytest.fixture
@@ -85,16 +70,10 @@ def start_thread() -> Iterator[Callable[..., Any]]:
     """Start servers in threads of the test process (keywords: ServerConfig fields)."""
     from trinityfs.rest.server import ServerConfig, ServerThread
 
-    threads: list[Any] = []
-
     def start(root: str, **options: Any) -> Any:
-        thread = ServerThread(ServerConfig(root=root, port=0, **options)).start()
-        threads.append(thread)
-        return thread
+        return ServerThread(ServerConfig(root=root, port=0, **options)).start()
 
-    yield start
-    for thread in threads:
-        thread.stop()
+    yield from stopping(start)
 
 
 @pytest.fixture
@@ -108,16 +87,7 @@ def rest_catalog(server: Any) -> Callable[..., Any]:
     """A PyIceberg RestCatalog of the server (extra properties as keywords)."""
     from pyiceberg.catalog.rest import RestCatalog
 
-    made: list[Any] = []
-
-    def make(**props: str) -> Any:
-        catalog = RestCatalog("lake", uri=server.url, **props)
-        made.append(catalog)
-        return catalog
-
-    yield make
-    for catalog in made:
-        catalog.close()
+    yield from stopping(lambda **props: RestCatalog("lake", uri=server.url, **props), "close")
 
 
 @pytest.fixture

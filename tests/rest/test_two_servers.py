@@ -48,18 +48,9 @@ def test_concurrent_writers_through_two_servers_lose_nothing(start_server, lake_
     errors: list[str] = []
     lock = threading.Lock()
 
-    def rest_writer(name: str, url: str) -> None:
-        cat = RestCatalog(name, uri=url)
-        mine: list = []
-        for seq in range(APPENDS):
-            append_until_acknowledged(
-                lambda: cat.load_table("sales.events"), name, seq, mine, errors
-            )
-        with lock:
-            acked.extend(mine)
-
-    def direct_writer(name: str) -> None:
-        cat = TrinityCatalog(name, root=lake_root)
+    def writer(name: str, url: str | None) -> None:
+        """Appends through a server at `url`, or straight to the lakehouse (None)."""
+        cat = RestCatalog(name, uri=url) if url else TrinityCatalog(name, root=lake_root)
         mine: list = []
         for seq in range(APPENDS):
             append_until_acknowledged(
@@ -69,9 +60,9 @@ def test_concurrent_writers_through_two_servers_lose_nothing(start_server, lake_
             acked.extend(mine)
 
     threads = [
-        threading.Thread(target=rest_writer, args=(f"a{i}", servers[0].url)) for i in range(2)
-    ] + [threading.Thread(target=rest_writer, args=(f"b{i}", servers[1].url)) for i in range(2)]
-    threads.append(threading.Thread(target=direct_writer, args=("direct",)))
+        threading.Thread(target=writer, args=(f"a{i}", servers[0].url)) for i in range(2)
+    ] + [threading.Thread(target=writer, args=(f"b{i}", servers[1].url)) for i in range(2)]
+    threads.append(threading.Thread(target=writer, args=("direct", None)))
     for t in threads:
         t.start()
     for t in threads:

@@ -125,11 +125,10 @@ def test_view_lifecycle(rest_catalog, http, lake_root):
     assert not cat.view_exists("archive.big")
 
 
-def test_view_location_is_confined(http):
-    http.post("/v1/latest/namespaces", json={"namespace": ["sales"]})
-    body = {
-        "name": "v",
-        "location": "file:///tmp/outside",
+def _view_body(name: str) -> dict:
+    """A createView request body: an empty schema, one SQL representation in sales."""
+    return {
+        "name": name,
         "schema": {"type": "struct", "schema-id": 0, "fields": []},
         "view-version": {
             "version-id": 1,
@@ -139,8 +138,12 @@ def test_view_location_is_confined(http):
             "representations": [{"type": "sql", "sql": "SELECT 1", "dialect": "spark"}],
             "default-namespace": ["sales"],
         },
-        "properties": {},
     }
+
+
+def test_view_location_is_confined(http):
+    http.post("/v1/latest/namespaces", json={"namespace": ["sales"]})
+    body = {**_view_body("v"), "location": "file:///tmp/outside", "properties": {}}
     r = http.post("/v1/latest/namespaces/sales/views", json=body)
     assert r.status_code == 403, r.text
     r = http.post(
@@ -163,18 +166,7 @@ def test_view_replace_that_loses_a_race_is_409_and_changes_nothing(lake_root, mo
 
     views = ViewService(build_service(ServerConfig(root=lake_root)))
     views.service.catalog.create_namespace("sales")
-    body = {
-        "name": "v",
-        "schema": {"type": "struct", "schema-id": 0, "fields": []},
-        "view-version": {
-            "version-id": 1,
-            "schema-id": 0,
-            "timestamp-ms": 1,
-            "summary": {},
-            "representations": [{"type": "sql", "sql": "SELECT 1", "dialect": "spark"}],
-            "default-namespace": ["sales"],
-        },
-    }
+    body = _view_body("v")
     views.create("sales", body)
     write, raced = views._write, []
 

@@ -8,19 +8,17 @@ REST server (in a thread, on 127.0.0.1, a free port) over a fresh local lakehous
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from trinityfs import Lakehouse
 from trinityfs.rest.server import ServerConfig, ServerThread
 
-from .conftest_trinity import (  # copied next to this file by the test
-    MULTI_LEVEL,
-    MULTI_LEVEL_PARAMS,
-    NOT_APPLICABLE,
-    XFAIL_WORDING,
-)
+from .conftest_trinity import catalog_fixtures, mark_cases  # copied next to this file
 
 # Cases that cannot apply to any REST catalog: they need an exception the REST client
 # never raises for that call, or a private method of PyIceberg's in-process catalogs.
@@ -36,7 +34,8 @@ NOT_APPLICABLE_REST = {
 }
 
 
-def _make(name: str, warehouse: Path, roots: Path):
+@contextmanager
+def _rest_catalog(name: str, warehouse: Path, roots: Path) -> Iterator[Any]:
     from pyiceberg.catalog.rest import RestCatalog
 
     root = roots / f"lake-{uuid.uuid4().hex}"
@@ -47,36 +46,16 @@ def _make(name: str, warehouse: Path, roots: Path):
         root=str(root), port=0, warehouse=f"file://{warehouse}", allow_any_location=True
     )
     server = ServerThread(config).start()
-    return server, RestCatalog(name, uri=server.url)
+    cat = RestCatalog(name, uri=server.url)
+    try:
+        yield cat
+    finally:
+        cat.close()
+        server.stop()
 
 
-@pytest.fixture
-def catalog(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory):
-    server, cat = _make("test_catalog", tmp_path, tmp_path_factory.mktemp("roots"))
-    yield cat
-    cat.close()
-    server.stop()
-
-
-@pytest.fixture
-def catalog_with_warehouse(warehouse: Path, tmp_path_factory: pytest.TempPathFactory):
-    server, cat = _make("test_catalog", warehouse, tmp_path_factory.mktemp("roots"))
-    yield cat
-    cat.close()
-    server.stop()
+catalog, catalog_with_warehouse = catalog_fixtures(_rest_catalog)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        name = getattr(item, "originalname", item.name)
-        callspec = getattr(item, "callspec", None)
-        ident = callspec.id if callspec is not None else ""
-        if name in NOT_APPLICABLE:
-            item.add_marker(pytest.mark.skip(reason=f"not applicable: {NOT_APPLICABLE[name]}"))
-        elif name in NOT_APPLICABLE_REST:
-            reason = NOT_APPLICABLE_REST[name]
-            item.add_marker(pytest.mark.skip(reason=f"not applicable over REST: {reason}"))
-        elif any(p in ident for p in MULTI_LEVEL_PARAMS):
-            item.add_marker(pytest.mark.skip(reason=f"not applicable: {MULTI_LEVEL}"))
-        elif name in XFAIL_WORDING:
-            item.add_marker(pytest.mark.xfail(reason=XFAIL_WORDING[name], strict=True))
+    mark_cases(items, NOT_APPLICABLE_REST)
