@@ -36,14 +36,7 @@ class NamespaceMixin:
     if TYPE_CHECKING:  # provided by TrinityCatalog (and PyIceberg's Catalog)
 
         def _write(
-            self,
-            change: Callable[[CatalogTransaction], T],
-            what: str,
-            *,
-            table: str | None = None,
-            namespace: str | None = None,
-            target: str | None = None,
-            must_exist: bool = False,
+            self, change: Callable[[CatalogTransaction], T], what: str, **subject: str | bool
         ) -> T: ...
         def _view(self) -> CatalogSnapshot | CatalogTransaction: ...
         def _namespace_name(self, namespace: str | Identifier) -> str: ...
