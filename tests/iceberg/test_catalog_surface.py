@@ -14,7 +14,9 @@ from pyiceberg.exceptions import (
     NamespaceNotEmptyError,
     NoSuchNamespaceError,
     NoSuchTableError,
+    NoSuchViewError,
     TableAlreadyExistsError,
+    ViewAlreadyExistsError,
 )
 
 from trinityfs import errors as tfs
@@ -140,6 +142,18 @@ def test_root_storage_options_and_pin_come_from_the_one_config_reader(lake_root,
             "a",
         ),
         (
+            tfs.ObjectNotFoundError("x"),
+            Subject("load", table="a.v", kind="view"),
+            NoSuchViewError,
+            "View does not exist: a.v",
+        ),
+        (
+            tfs.AlreadyExistsError("x"),
+            Subject("rename", table="a.v", target="a.w", kind="view"),
+            ViewAlreadyExistsError,
+            "a.w",
+        ),
+        (
             tfs.CommitConflictError("K", 9, "conflict"),
             Subject("commit to table a.b"),
             CommitFailedException,
@@ -158,6 +172,7 @@ def test_catalog_errors_become_pyiceberg_exceptions_in_one_place(error, subject,
             namespace=subject.namespace,
             target=subject.target,
             must_exist=subject.must_exist,
+            kind=subject.kind,
         ),
     ):
         raise error

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Literal
 
 from pyiceberg.exceptions import (
     CommitFailedException,
@@ -19,7 +20,9 @@ from pyiceberg.exceptions import (
     NamespaceNotEmptyError,
     NoSuchNamespaceError,
     NoSuchTableError,
+    NoSuchViewError,
     TableAlreadyExistsError,
+    ViewAlreadyExistsError,
 )
 
 from trinityfs import errors as tfs
@@ -34,7 +37,8 @@ class Subject:
     - `namespace`: the namespace concerned;
     - `target`: the new "ns.name" of a rename (an existing one is TableAlreadyExists);
     - `must_exist`: a lookup of `table`: its namespace missing, or a name the catalog
-      cannot hold, means "no such table" (for namespaces: "no such namespace").
+      cannot hold, means "no such table" (for namespaces: "no such namespace");
+    - `kind`: "view" when `table` names an Iceberg view (the REST server's views).
     """
 
     what: str
@@ -42,6 +46,17 @@ class Subject:
     namespace: str | None = None
     target: str | None = None
     must_exist: bool = False
+    kind: Literal["table", "view"] = "table"
+
+    def missing(self, detail: str = "") -> Exception:
+        if self.kind == "view":
+            return NoSuchViewError(f"View does not exist: {self.table}{detail}")
+        return NoSuchTableError(f"Table does not exist: {self.table}{detail}")
+
+    def exists(self, name: str) -> Exception:
+        if self.kind == "view":
+            return ViewAlreadyExistsError(f"View {name} already exists")
+        return TableAlreadyExistsError(f"Table {name} already exists")
 
 
 def translate(exc: BaseException, subject: Subject) -> BaseException | None:
@@ -54,17 +69,16 @@ def translate(exc: BaseException, subject: Subject) -> BaseException | None:
     if isinstance(exc, tfs.AlreadyExistsError):
         table = subject.target or subject.table
         if table is not None:
-            return TableAlreadyExistsError(f"Table {table} already exists")
+            return subject.exists(table)
         return NamespaceAlreadyExistsError(f"Namespace {subject.namespace} already exists")
     if isinstance(exc, tfs.NamespaceNotEmptyError):
         return NamespaceNotEmptyError(f"Namespace {subject.namespace} is not empty: {exc}")
     if isinstance(exc, tfs.ObjectNotFoundError) and subject.table is not None:
-        return NoSuchTableError(f"Table does not exist: {subject.table}")
+        return subject.missing()
     lookup_miss = subject.must_exist and isinstance(exc, tfs.InvalidNameError)
     if isinstance(exc, tfs.NamespaceNotFoundError) or lookup_miss:
         if subject.table is not None and subject.must_exist:
-            detail = f" ({exc})" if lookup_miss else ""
-            return NoSuchTableError(f"Table does not exist: {subject.table}{detail}")
+            return subject.missing(f" ({exc})" if lookup_miss else "")
         return NoSuchNamespaceError(f"Namespace does not exist: {subject.namespace}")
     return None
 
@@ -77,10 +91,11 @@ def iceberg_errors(
     namespace: str | None = None,
     target: str | None = None,
     must_exist: bool = False,
+    kind: Literal["table", "view"] = "table",
 ) -> Iterator[Subject]:
     """Run a catalog call, raising PyIceberg's exceptions for the catalog's typed errors
     (see `translate`); other exceptions, PyIceberg's own included, pass unchanged."""
-    subject = Subject(what, table, namespace, target, must_exist)
+    subject = Subject(what, table, namespace, target, must_exist, kind)
     try:
         yield subject
     except tfs.TrinityError as exc:

@@ -21,8 +21,8 @@ from pyiceberg.table.metadata import TableMetadata
 
 from trinityfs.errors import InvalidNameError, NotFoundError, VersionNotFoundError
 from trinityfs.iceberg import ICEBERG, METADATA_LOCATION, TrinityCatalog
+from trinityfs.lru import LRU
 from trinityfs.rest import requests as rq
-from trinityfs.rest.cache import LRU
 from trinityfs.rest.errors import RestError, bad_request, forbidden, not_found
 from trinityfs.rest.locations import LocationPolicy
 from trinityfs.rest.selector import LATEST, NoSuchWarehouseError, Pin, resolve

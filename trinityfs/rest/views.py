@@ -27,13 +27,8 @@ from pyiceberg.io import load_file_io
 from pyiceberg.schema import Schema
 from pyiceberg.view.metadata import ViewHistoryEntry, ViewMetadata, ViewVersion
 
-from trinityfs.errors import (
-    AlreadyExistsError,
-    CommitConflictError,
-    InvalidNameError,
-    NamespaceNotFoundError,
-    NotFoundError,
-)
+from trinityfs.errors import InvalidNameError
+from trinityfs.iceberg.errors import iceberg_errors
 from trinityfs.rest import requests as rq
 from trinityfs.rest.errors import RestError, bad_request
 from trinityfs.rest.locations import safe_segment
@@ -82,10 +77,11 @@ class ViewService:
 
     @staticmethod
     def _pointer(view: Any, ns: str, name: str) -> str:
-        try:
+        ident = f"{ns}.{name}"
+        with iceberg_errors(
+            f"view {ident}", table=ident, namespace=ns, must_exist=True, kind="view"
+        ):
             vdef = view.describe_view(ns, name)
-        except (NotFoundError, InvalidNameError):
-            raise NoSuchViewError(f"View does not exist: {ns}.{name}") from None
         props = dict(vdef.properties)
         if props.get(FORMAT_KEY, "").upper() != ICEBERG or not props.get(LOCATION_KEY):
             raise NoSuchViewError(
@@ -108,17 +104,23 @@ class ViewService:
             )
         )
 
-    def _commit(self, change: Any) -> None:
-        txn = self.lake.transaction()
-        try:
-            change(txn)
-            txn.commit()
-        except CommitConflictError as exc:
-            txn.abort()
-            raise CommitFailedException(f"the view change lost a race: {exc}") from exc
-        except BaseException:
-            txn.abort()
-            raise
+    def _commit(
+        self, change: Any, ns: str, name: str, target: str | None = None, must_exist: bool = False
+    ) -> None:
+        """`change` in one catalog transaction; catalog errors as PyIceberg's (the
+        Iceberg front end's one translation, trinityfs/iceberg/errors.py), then the
+        REST error model maps those (rest/errors.py)."""
+        ident = f"{ns}.{name}"
+        with iceberg_errors(
+            f"the change of view {ident}", table=ident, namespace=ns, target=target, kind="view"
+        ):
+            txn = self.lake.transaction()
+            try:
+                change(txn)
+                txn.commit()
+            except BaseException:
+                txn.abort()
+                raise
 
     # -- endpoints ------------------------------------------------------------------
 
@@ -174,14 +176,9 @@ class ViewService:
         metadata_location = self._write(metadata, 0)
 
         def change(txn: Any) -> None:
-            try:
-                txn.create_view(ns, name, self._definition(metadata_location))
-            except AlreadyExistsError:
-                raise ViewAlreadyExistsError(f"View {ns}.{name} already exists") from None
-            except NamespaceNotFoundError:
-                raise NoSuchNamespaceError(f"Namespace does not exist: {ns}") from None
+            txn.create_view(ns, name, self._definition(metadata_location))
 
-        self._commit(change)
+        self._commit(change, ns, name)
         return self._result(metadata_location, metadata)
 
     def _check_properties(self, props: dict[str, str]) -> None:
@@ -206,17 +203,15 @@ class ViewService:
                 raise CommitFailedException(f"view {ns}.{name} changed concurrently; retry")
             txn.replace_view(ns, name, self._definition(location))
 
-        self._commit(change)
+        self._commit(change, ns, name)
         return self._result(location, metadata)
 
     def drop(self, ns: str, name: str) -> None:
         def change(txn: Any) -> None:
-            try:
+            with iceberg_errors("drop", table=f"{ns}.{name}", must_exist=True, kind="view"):
                 txn.drop_view(ns, name)
-            except (NotFoundError, InvalidNameError):
-                raise NoSuchViewError(f"View does not exist: {ns}.{name}") from None
 
-        self._commit(change)
+        self._commit(change, ns, name)
 
     def rename(self, body: dict[str, Any]) -> None:
         ns, name = rq.identifier_json(body.get("source"), "source", for_write=False)
@@ -225,14 +220,9 @@ class ViewService:
         def change(txn: Any) -> None:
             if not txn.namespace_exists(new_ns):
                 raise NoSuchNamespaceError(f"Namespace does not exist: {new_ns}")
-            try:
-                txn.rename_view(ns, name, new_ns, new_name)
-            except AlreadyExistsError:
-                raise ViewAlreadyExistsError(f"{new_ns}.{new_name} already exists") from None
-            except (NotFoundError, InvalidNameError):
-                raise NoSuchViewError(f"View does not exist: {ns}.{name}") from None
+            txn.rename_view(ns, name, new_ns, new_name)
 
-        self._commit(change)
+        self._commit(change, ns, name, target=f"{new_ns}.{new_name}", must_exist=True)
 
 
 def apply_view_updates(
