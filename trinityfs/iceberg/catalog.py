@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pyiceberg.catalog import Catalog, MetastoreCatalog
@@ -67,6 +67,16 @@ from trinityfs.iceberg.pointer import (
     metadata_location_of,
     table_def,
 )
+from trinityfs.iceberg.properties import (
+    CREATE,
+    DEFAULT_WAREHOUSE_DIR,
+    ROOT,
+    TIMESTAMP,
+    VERSION,
+    parse_timestamp,
+    time_selector,
+    truthy,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -78,45 +88,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-ROOT = "root"
-VERSION = "version"
-TIMESTAMP = "timestamp"
-CREATE = "create"
-DEFAULT_WAREHOUSE_DIR = "warehouse"
-
 T = TypeVar("T")
 
 
 class UnsupportedIdentifierError(ValueError):
     """An identifier with more levels than TrinityLake's namespace.table."""
-
-
-def _truthy(value: Any) -> bool:
-    return str(value).strip().lower() in ("1", "true", "yes", "on")
-
-
-def parse_timestamp(value: Any) -> datetime | int:
-    """A `timestamp` option: epoch milliseconds, or ISO 8601 (UTC when no zone given)."""
-    if isinstance(value, datetime | int):
-        return value
-    text = str(value).strip()
-    if text.lstrip("-").isdigit():
-        return int(text)
-    try:
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise ValueError(
-            f"timestamp {value!r} is neither epoch milliseconds nor ISO 8601"
-        ) from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def time_selector(value: Any) -> str:
-    """The `time:` selector (trinityfs.catalog.selector) of a `timestamp` option."""
-    when = parse_timestamp(value)
-    if isinstance(when, int):
-        when = datetime.fromtimestamp(when / 1000, UTC)
-    return "time:" + when.isoformat(timespec="milliseconds")
 
 
 class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
@@ -162,7 +138,7 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
         opts = config.storage_options or None
         with_opts = {**self.properties, STORAGE_OPTIONS: opts} if opts else self.properties
         self.storage_options = opts
-        self._lake = self._open(config.root, opts, _truthy(self.properties.get(CREATE, "false")))
+        self._lake = self._open(config.root, opts, truthy(self.properties.get(CREATE, "false")))
         self._lake.freshness = config.freshness
         if not self.properties.get(WAREHOUSE):
             self.properties[WAREHOUSE] = self._lake.url + DEFAULT_WAREHOUSE_DIR

@@ -68,7 +68,7 @@ def _kept_snapshots(catalog: TrinityCatalog) -> Iterator[Any]:
 
 
 def _metadata_locations(catalog: TrinityCatalog) -> tuple[int, set[str]]:
-    from trinityfs.iceberg.catalog import METADATA_LOCATION, PREVIOUS_METADATA_LOCATION
+    from trinityfs.iceberg.pointer import METADATA_LOCATION, PREVIOUS_METADATA_LOCATION
 
     versions = 0
     seen_defs: set[str] = set()
