@@ -16,6 +16,8 @@ from .context import Context, UsageError, add_glob_flag, expand, key_value
 from .output import table
 
 if TYPE_CHECKING:
+    from trinityfs.fs.spec import TrinityFileSystem
+
     from .app import AddCommand
 
 EDIT_TEMPLATE = b'{\n  "definition": {},\n  "kind": "table"\n}\n'
@@ -232,7 +234,7 @@ def _catalog_path(text: str) -> str:
     return text
 
 
-def _describe(fs: Any, path: str) -> tuple[str, int]:
+def _describe(fs: TrinityFileSystem, path: str) -> tuple[str, int]:
     """('namespace'|'object'|'root', number of tables and views it holds)."""
     from trinityfs.fs.paths import parse_path
 
@@ -305,7 +307,7 @@ def cmd_rmdir(ctx: Context, args: argparse.Namespace) -> int:
     return 0
 
 
-def _sources(fs: Any, source: str, glob: bool) -> str | list[str]:
+def _sources(fs: TrinityFileSystem, source: str, glob: bool) -> str | list[str]:
     """The exact source, or with --glob the paths the pattern matches (one is a path)."""
     if not glob:
         return source

@@ -10,6 +10,10 @@ from .context import Context, UsageError, duration, duration_text, resolve_versi
 from .output import human_bytes, millis_to_text, table
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from trinityfs.fs.spec import TrinityFileSystem
+
     from .app import AddCommand
 
 
@@ -295,7 +299,7 @@ def cmd_txn_show(ctx: Context, args: argparse.Namespace) -> int:
     return 0
 
 
-def _in_txn(ctx: Context, txn_id: str, change: Any) -> int:
+def _in_txn(ctx: Context, txn_id: str, change: Callable[[TrinityFileSystem], object]) -> int:
     txn = ctx.lake.load_distributed(txn_id)
     with ctx.fs.within(txn):
         change(ctx.fs)

@@ -8,10 +8,11 @@ Needs the `rest` extra (`pip install 'trinityfs[rest]'`).
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from trinityfs.cli.app import AddCommand
+    from trinityfs.cli.context import Context
 
 EPILOG = """\
 Clients choose a catalog version with their warehouse: 'latest' (the default),
@@ -39,7 +40,7 @@ def register(add: AddCommand) -> argparse.ArgumentParser:
     return parser
 
 
-def cmd_serve(ctx: Any, args: argparse.Namespace) -> int:
+def cmd_serve(ctx: Context, args: argparse.Namespace) -> int:
     try:
         from trinityfs.rest.options import config_from_args
         from trinityfs.rest.server import serve

@@ -22,6 +22,8 @@ from .context import Context, UsageError
 from .output import table
 
 if TYPE_CHECKING:
+    from trinityfs.fs.spec import TrinityFileSystem
+
     from .app import AddCommand
 
 PROTOCOL = "trinity://"
@@ -134,7 +136,7 @@ class Plan:
         }
 
 
-def _catalog_objects(fs: Any, root: str) -> dict[str, str]:
+def _catalog_objects(fs: TrinityFileSystem, root: str) -> dict[str, str]:
     """Relative name (`orders`, or `sales/orders` from the top) -> catalog path."""
     from trinityfs.fs.paths import parse_path
 
@@ -215,7 +217,7 @@ def cmd_sync(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def _sync_down(
-    fs: Any,
+    fs: TrinityFileSystem,
     folder: Path,
     remote: dict[str, str],
     files: dict[str, Path],

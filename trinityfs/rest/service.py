@@ -171,7 +171,7 @@ class RestCatalogService:
         return LoadedTable(ns, name, location, metadata, body, etag)
 
     @staticmethod
-    def metadata_location(snap: Any, ns: str, name: str) -> str:
+    def metadata_location(snap: CatalogSnapshot, ns: str, name: str) -> str:
         try:
             tdef = snap.describe_table(ns, name)
         except (NotFoundError, InvalidNameError):
@@ -256,7 +256,7 @@ class RestCatalogService:
             after = batch[-1]
 
     @staticmethod
-    def _namespace_exists(snap: Any, ns: str) -> bool:
+    def _namespace_exists(snap: CatalogSnapshot, ns: str) -> bool:
         try:
             return snap.namespace_exists(ns)
         except InvalidNameError:

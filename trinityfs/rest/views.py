@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -23,15 +24,16 @@ from pyiceberg.exceptions import (
     NoSuchViewError,
     ViewAlreadyExistsError,
 )
-from pyiceberg.io import load_file_io
+from pyiceberg.io import FileIO, load_file_io
 from pyiceberg.schema import Schema
 from pyiceberg.view.metadata import ViewHistoryEntry, ViewMetadata, ViewVersion
 
+from trinityfs.catalog import CatalogSnapshot, CatalogTransaction
 from trinityfs.errors import InvalidNameError
 from trinityfs.iceberg.errors import iceberg_errors
 from trinityfs.rest import requests as rq
 from trinityfs.rest.errors import RestError, bad_request
-from trinityfs.rest.locations import safe_segment
+from trinityfs.rest.locations import LocationPolicy, safe_segment
 from trinityfs.rest.selector import Pin
 from trinityfs.rest.service import RestCatalogService, is_class_property
 
@@ -56,7 +58,7 @@ class ViewService:
 
     # -- storage of view metadata ---------------------------------------------------
 
-    def _io(self, location: str) -> Any:
+    def _io(self, location: str) -> FileIO:
         return load_file_io(properties=self.service.catalog.properties, location=location)
 
     def _write(self, metadata: ViewMetadata, sequence: int) -> str:
@@ -76,7 +78,7 @@ class ViewService:
             ) from None
 
     @staticmethod
-    def _pointer(view: Any, ns: str, name: str) -> str:
+    def _pointer(view: CatalogSnapshot | CatalogTransaction, ns: str, name: str) -> str:
         ident = f"{ns}.{name}"
         with iceberg_errors(
             f"view {ident}", table=ident, namespace=ns, must_exist=True, kind="view"
@@ -105,7 +107,12 @@ class ViewService:
         )
 
     def _commit(
-        self, change: Any, ns: str, name: str, target: str | None = None, must_exist: bool = False
+        self,
+        change: Callable[[CatalogTransaction], None],
+        ns: str,
+        name: str,
+        target: str | None = None,
+        must_exist: bool = False,
     ) -> None:
         """`change` in one catalog transaction; catalog errors as PyIceberg's (the
         Iceberg front end's one translation, trinityfs/iceberg/errors.py), then the
@@ -175,7 +182,7 @@ class ViewService:
         )
         metadata_location = self._write(metadata, 0)
 
-        def change(txn: Any) -> None:
+        def change(txn: CatalogTransaction) -> None:
             txn.create_view(ns, name, self._definition(metadata_location))
 
         self._commit(change, ns, name)
@@ -198,7 +205,7 @@ class ViewService:
         sequence = len(base.version_log) + 1
         location = self._write(metadata, sequence)
 
-        def change(txn: Any) -> None:
+        def change(txn: CatalogTransaction) -> None:
             if self._pointer(txn, ns, name) != base_location:
                 raise CommitFailedException(f"view {ns}.{name} changed concurrently; retry")
             txn.replace_view(ns, name, self._definition(location))
@@ -207,7 +214,7 @@ class ViewService:
         return self._result(location, metadata)
 
     def drop(self, ns: str, name: str) -> None:
-        def change(txn: Any) -> None:
+        def change(txn: CatalogTransaction) -> None:
             with iceberg_errors("drop", table=f"{ns}.{name}", must_exist=True, kind="view"):
                 txn.drop_view(ns, name)
 
@@ -217,7 +224,7 @@ class ViewService:
         ns, name = rq.identifier_json(body.get("source"), "source", for_write=False)
         new_ns, new_name = rq.identifier_json(body.get("destination"), "destination")
 
-        def change(txn: Any) -> None:
+        def change(txn: CatalogTransaction) -> None:
             if not txn.namespace_exists(new_ns):
                 raise NoSuchNamespaceError(f"Namespace does not exist: {new_ns}")
             txn.rename_view(ns, name, new_ns, new_name)
@@ -226,7 +233,7 @@ class ViewService:
 
 
 def apply_view_updates(
-    base: ViewMetadata, requirements: list[Any], updates: list[Any], policy: Any
+    base: ViewMetadata, requirements: list[Any], updates: list[Any], policy: LocationPolicy
 ) -> ViewMetadata:
     """The view metadata after `updates` (400 for anything unknown or inconsistent)."""
     if not isinstance(requirements, list) or not isinstance(updates, list):
