@@ -3,6 +3,7 @@ catalog and pyarrow) printed a 20-line traceback."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -34,6 +35,10 @@ def test_ctrl_c_at_any_moment_is_one_line_and_status_130(tmp_path):
         text = err.decode()
         if "init_import_site" in text:
             continue  # still in Python's own start-up (site.py): no trinityfs code ran yet
+        if "Traceback" in text and f"{os.sep}trinityfs{os.sep}" not in text:
+            # runpy still looking up the module (frozen runpy/importlib frames only, seen
+            # under load when start-up took longer than measured): no trinityfs code ran yet
+            continue
         assert "Traceback" not in text, (delay, text)
         if proc.returncode == 130:
             interrupted += 1
