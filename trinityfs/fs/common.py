@@ -51,25 +51,17 @@ def _millis_to_datetime(millis: int) -> datetime:
 
 
 class _Target:
-    """A resolved path: the parsed path and its `Place` in the path model (None for /v)."""
+    """A resolved path: the parsed path and its `Place` in the path model (None for /v),
+    with the place's reader, version and export unpacked (read in hot loops)."""
 
-    __slots__ = ("p", "place")
+    __slots__ = ("export", "p", "place", "reader", "version")
 
     def __init__(self, p: TrinityPath, place: Place | None):
         self.p = p
         self.place = place
-
-    @property
-    def reader(self) -> Any:
-        return None if self.place is None else self.place.reader
-
-    @property
-    def version(self) -> int | None:
-        return None if self.place is None else self.place.version
-
-    @property
-    def export(self) -> str | None:
-        return None if self.place is None else self.place.export
+        self.reader: Any = None if place is None else place.reader
+        self.version: int | None = None if place is None else place.version
+        self.export: str | None = None if place is None else place.export
 
 
 __all__ = [
