@@ -71,7 +71,10 @@ def _global_options(parser: argparse.ArgumentParser, *, after: bool) -> None:
         "--root",
         dest=prefix + "root",
         default=default,
-        help=f"the lakehouse URL or directory (default ${ROOT_ENV} or ./lakehouse)",
+        help=(
+            f"the lakehouse URL or directory (default ${ROOT_ENV}, fsspec's [trinity] root, "
+            "or ./lakehouse)"
+        ),
     )
     parser.add_argument(
         "--json",
@@ -99,7 +102,8 @@ def build_parser() -> ArgumentParser:
         prog="trinityfs",
         description="A TrinityLake lakehouse catalog from the shell.",
         epilog=(
-            f"The root is --root, else ${ROOT_ENV}, else ./lakehouse. Paths: / (latest), "
+            f"The root is --root, else ${ROOT_ENV}, else fsspec's [trinity] root, else "
+            "./lakehouse. Paths: / (latest), "
             "/<namespace>, /<namespace>/<table or view>, /v (versions), /v/<n>/..., "
             "/v/<ISO time>/..., /v/<export>/..., /v/latest/... . --root, --json and -o go "
             "before or after the command."
