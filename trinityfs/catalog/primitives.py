@@ -148,7 +148,11 @@ class FrontEndPrimitives:
         self, namespace: str, name: str | None, at: int | None
     ) -> tuple[Kind, str, str, int]:
         version = self.latest_version() if at is None else at
-        keys = self.at(version).keys
+        # the key codec depends only on fields of the LakehouseDef that never change after
+        # creation (order, name limits): built once, not a snapshot per call
+        keys = getattr(self, "_key_codec", None)
+        if keys is None:
+            keys = self._key_codec = self.at(version).keys
         kind, key, location = self._history.key_and_location(keys, version, namespace, name)
         return kind, key, location, version
 
