@@ -21,11 +21,18 @@ def test_commit_wins_when_another_writer_commits_during_every_backoff(tmp_path, 
     lake.create_namespace("ns")
     competitor = Lakehouse.open(url)
     sleeps = []
+    competing: list[bool] = []
 
     def busy_sleep(seconds: float) -> None:
         # a lakehouse busy enough that another commit lands during each backoff
+        if competing:
+            return  # the competitor's own backoff (its commit may start on a stale base)
         sleeps.append(seconds)
-        competitor.create_table("ns", f"other{len(sleeps)}")
+        competing.append(True)
+        try:
+            competitor.create_table("ns", f"other{len(sleeps)}")
+        finally:
+            competing.pop()
 
     monkeypatch.setattr(transaction_module.time, "sleep", busy_sleep)
     with lake.transaction() as txn:
@@ -45,8 +52,16 @@ def test_conflict_found_after_the_backoff_is_still_reported(tmp_path, monkeypatc
     lake.create_table("ns", "t")
     competitor = Lakehouse.open(url)
 
+    competing: list[bool] = []
+
     def sleep_then_conflict(seconds: float) -> None:
-        competitor.replace_table("ns", "t", {"properties": {"by": "competitor"}})
+        if competing:
+            return  # the competitor's own backoff (its commit may start on a stale base)
+        competing.append(True)
+        try:
+            competitor.replace_table("ns", "t", {"properties": {"by": "competitor"}})
+        finally:
+            competing.pop()
 
     monkeypatch.setattr(transaction_module.time, "sleep", sleep_then_conflict)
     from trinityfs.errors import CommitConflictError

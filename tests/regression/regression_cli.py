@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import io
-import os
 import subprocess
 
 from frontend_fixtures import REPO, Result, cli_process, run_cli
@@ -19,14 +18,13 @@ def run(root: str, *args: str, stdin: str = "") -> Result:
 
 def sample(root: str) -> None:
     """A lakehouse with namespace sales holding table orders and view big_orders."""
-    os.environ.setdefault("TRINITYFS_STORAGE_OPTIONS", '{"fsync": false}')
     assert run(root, "init").status == 0
     assert run(root, "mkdir", "/sales").status == 0
     table = '{"kind": "table", "definition": {"table_format": "ICEBERG"}}'
     view = '{"kind": "view", "definition": {"properties": {"sql": "select 1"}}}'
     from trinityfs.fs.spec import TrinityFileSystem
 
-    fs = TrinityFileSystem(root=root, skip_instance_cache=True)
+    fs = TrinityFileSystem(root=root, skip_instance_cache=True, storage_options={"fsync": False})
     for name, text in (("orders", table), ("big_orders", view)):
         fs.write_definition(f"/sales/{name}", text.encode())
 

@@ -11,8 +11,13 @@ import time
 
 from regression_cli import process, run
 
+import trinityfs
+
 # after the interpreter's own start-up: during trinityfs's imports and while it runs
 DELAYS = (0.05, 0.15, 0.3, 0.5, 0.8, 1.2)
+# under load (CI runs every suite on 2 cores) the windows stretch: keep signalling later
+# until the command finishes before the signal, at most this many extra tries
+EXTRA_STEP, EXTRA_TRIES = 0.4, 25
 
 
 def _startup_seconds() -> float:
@@ -22,12 +27,26 @@ def _startup_seconds() -> float:
     return time.monotonic() - started
 
 
+def _delays(startup: float):
+    yield from (startup + d for d in DELAYS)
+    for n in range(1, EXTRA_TRIES + 1):
+        yield startup + DELAYS[-1] + n * EXTRA_STEP
+
+
+def _ran_package_code(text: str) -> bool:
+    """A traceback frame inside the trinityfs package (not merely a path through a
+    checkout or venv that happens to be named trinityfs)."""
+    return os.path.dirname(trinityfs.__file__) + os.sep in text
+
+
 def test_ctrl_c_at_any_moment_is_one_line_and_status_130(tmp_path):
     root = str(tmp_path / "lake")
     assert run(root, "init").status == 0
     interrupted = 0
-    startup = _startup_seconds()
-    for delay in (startup + d for d in DELAYS):
+    for tried, delay in enumerate(_delays(_startup_seconds())):
+        extra = tried >= len(DELAYS)
+        if extra and interrupted >= 2:
+            break
         proc = process(root, "log")
         time.sleep(delay)
         proc.send_signal(signal.SIGINT)
@@ -35,7 +54,7 @@ def test_ctrl_c_at_any_moment_is_one_line_and_status_130(tmp_path):
         text = err.decode()
         if "init_import_site" in text:
             continue  # still in Python's own start-up (site.py): no trinityfs code ran yet
-        if "Traceback" in text and f"{os.sep}trinityfs{os.sep}" not in text:
+        if "Traceback" in text and not _ran_package_code(text):
             # runpy still looking up the module (frozen runpy/importlib frames only, seen
             # under load when start-up took longer than measured): no trinityfs code ran yet
             continue
@@ -49,4 +68,6 @@ def test_ctrl_c_at_any_moment_is_one_line_and_status_130(tmp_path):
             assert text in ("", "trinityfs: interrupted\n"), (delay, text)
         else:
             assert proc.returncode == 0 and text == "", (delay, proc.returncode, text)
+            if extra:
+                break  # the command now finishes before the signal: later tries would too
     assert interrupted >= 2  # the early signals land before the command is done
