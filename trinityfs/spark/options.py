@@ -130,6 +130,17 @@ def _fail(name: str, why: str) -> InvalidArgumentError:
     return InvalidArgumentError(f"trinitylake option {name!r}: {why}")
 
 
+def _json_object(name: str, text: str) -> dict[str, Any]:
+    """A JSON-object option; malformed or too deeply nested text names the option."""
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise _fail(name, f"not JSON: {type(exc).__name__}: {exc}") from None
+    if not isinstance(parsed, dict):
+        raise _fail(name, "must be a JSON object")
+    return parsed
+
+
 def _int(name: str, value: str, minimum: int | None = None) -> int:
     try:
         out = int(str(value).strip())
@@ -196,12 +207,7 @@ def _config(opts: Mapping[str, str], operation: str) -> Any:
     from trinityfs.catalog.config import read_config
 
     if "storage-options" in opts:
-        try:
-            parsed = json.loads(opts["storage-options"])
-        except ValueError as exc:
-            raise _fail("storage-options", f"not JSON: {exc}") from None
-        if not isinstance(parsed, dict):
-            raise _fail("storage-options", "must be a JSON object")
+        _json_object("storage-options", opts["storage-options"])
     try:
         config = read_config(
             root=opts.get("root") or None,
@@ -330,12 +336,7 @@ def parse_options(options: Mapping[str, Any], operation: str) -> SourceOptions:
         out.partition_by = _names("partition-by", opts["partition-by"])
     out.transaction = opts.get("transaction") or None
     if "snapshot-properties" in opts:
-        try:
-            props = json.loads(opts["snapshot-properties"])
-        except ValueError as exc:
-            raise _fail("snapshot-properties", f"not JSON: {exc}") from None
-        if not isinstance(props, dict):
-            raise _fail("snapshot-properties", "must be a JSON object")
+        props = _json_object("snapshot-properties", opts["snapshot-properties"])
         out.snapshot_properties = {str(k): str(v) for k, v in props.items()}
     if operation == WRITE and out.ident is None:
         raise _fail("path", "save('namespace.table'): the table to write is missing")

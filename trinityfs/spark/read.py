@@ -32,6 +32,7 @@ from pyspark.sql.types import StructType
 from trinityfs.errors import InvalidArgumentError
 from trinityfs.spark.errors import spark_errors
 from trinityfs.spark.options import SourceOptions
+from trinityfs.spark.rules import bound_filter
 
 NAME = "trinitylake"
 
@@ -119,20 +120,6 @@ def resolve_read(opts: SourceOptions) -> ResolvedRead:
     return ResolvedRead(catalog, table, snapshot_id, schema)
 
 
-def _bound(text: str, schema: Any) -> Any:
-    """The Iceberg expression of the `filter` option, bound to `schema`."""
-    from pyiceberg.expressions import parser
-    from pyiceberg.expressions.visitors import bind
-
-    try:
-        return bind(schema, parser.parse(text), case_sensitive=True)
-    except Exception as exc:
-        raise InvalidArgumentError(
-            f"trinitylake option 'filter': {text!r} is not a filter on the table's columns "
-            f"({type(exc).__name__}: {exc})"
-        ) from None
-
-
 # -- reading a table ----------------------------------------------------------------
 
 
@@ -206,7 +193,8 @@ class TableReader(DataSourceReader):
         self.split_size = opts.split_size or _split_size(table.metadata.properties)
         self.parallelism = opts.parallelism or default_parallelism()
         if self.row_filter:
-            _bound(self.row_filter, resolved.schema)  # fails now when it is not valid
+            # fails now, before any task runs, when it is not a valid filter
+            bound_filter(self.row_filter, resolved.schema, option="filter")
 
     def _schema(self) -> Any:
         from pyiceberg.schema import Schema

@@ -121,7 +121,9 @@ def overwrite_mode(opts: SourceOptions, metadata: Any, ident: tuple[str, str], n
     return "static"  # dynamic on an unpartitioned table replaces it, as in Spark
 
 
-def bound_filter(text: str, schema: Any) -> Any:
+def bound_filter(text: str, schema: Any, option: str = "overwrite-filter") -> Any:
+    """The Iceberg expression of a filter option (`filter`, `overwrite-filter`), bound to
+    `schema`; a clear error naming the option when it is not a filter on its columns."""
     from pyiceberg.expressions import parser
     from pyiceberg.expressions.visitors import bind
 
@@ -129,7 +131,7 @@ def bound_filter(text: str, schema: Any) -> Any:
         return bind(schema, parser.parse(text), case_sensitive=True)
     except Exception as exc:
         raise InvalidArgumentError(
-            f"trinitylake option 'overwrite-filter': {text!r} is not a filter on the table's "
+            f"trinitylake option {option!r}: {text!r} is not a filter on the table's "
             f"columns ({type(exc).__name__}: {exc})"
         ) from None
 
