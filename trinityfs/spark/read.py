@@ -14,6 +14,7 @@ reader, `df.filter("id = 7 or id = 250")` after `df.filter("id < 20")` returned 
 so a pushing reader returns wrong rows. Apache Spark's PythonScanBuilder later scoped
 that read info to one scan; until the installed Spark has it, the filter is a read
 option, part of the DataFrame's definition, where it cannot leak into other queries.
+tests/spark/test_spark_pushdown_canary.py reproduces it and fails once Spark is fixed.
 """
 
 from __future__ import annotations
