@@ -87,7 +87,8 @@ class Context:
     Root and storage options come from the catalog's one configuration reader
     (`trinityfs.catalog.read_config`): --root / -o, then $TRINITYFS_ROOT /
     $TRINITYFS_STORAGE_OPTIONS, then fsspec's config, then ./lakehouse. Versions are
-    chosen per path (`/v/<selector>/...`) and per option (--version), not by a pin.
+    chosen per path (`/v/<selector>/...`) and per option (--version); a configured pin
+    ($TRINITYFS_VERSION) is refused rather than ignored, except by `mount`.
     """
 
     def __init__(self, args: argparse.Namespace, out: Output | None, stdin: TextIO | None = None):
@@ -100,6 +101,16 @@ class Context:
             root=getattr(args, "root", None) or None,
             storage_options=storage_options(getattr(args, "storage_option", None) or []),
         )
+        if self.config.version is not None and getattr(args, "command", None) != "mount":
+            from trinityfs.errors import InvalidArgumentError
+
+            source = self.config.sources.get("version", "")
+            where = "$TRINITYFS_VERSION" if source == "the environment" else source
+            raise InvalidArgumentError(
+                f"{where} pins catalog version {self.config.version!r}, but trinityfs "
+                "commands choose versions per path (v/<selector>/...) and per --version: "
+                "unset it (only 'trinityfs mount' takes it, as its --version)"
+            )
         self.root = self.config.root
         self.storage_options = self.config.storage_options
         self._fs: TrinityFileSystem | None = None

@@ -311,7 +311,8 @@ def open_lakehouse(cfg: MountConfig) -> tuple[Any, int | None]:
 
     The root and storage options go through the one configuration reader
     (`trinityfs.catalog.read_config`: arguments, then TRINITYFS_STORAGE_OPTIONS, then
-    fsspec's config, merged key by key); the pin through `Lakehouse.resolve`."""
+    fsspec's config, merged key by key); the pin (--version, --at, else the configured
+    version: $TRINITYFS_VERSION or fsspec's) through `Lakehouse.resolve`."""
     from trinityfs.catalog import read_config
     from trinityfs.errors import TrinityError
 
@@ -323,6 +324,8 @@ def open_lakehouse(cfg: MountConfig) -> tuple[Any, int | None]:
             version = lake.resolve(cfg.version).version
         elif cfg.at is not None:
             version = lake.resolve(TIME_PREFIX + cfg.at).version
+        elif config.version is not None:  # $TRINITYFS_VERSION or fsspec's config
+            version = lake.resolve(config.version).version
         # fail early for a version that cannot be read, and pay the first decode of a
         # node file (imports) now rather than in the first request
         lake.at(version).list_namespaces(limit=1)
