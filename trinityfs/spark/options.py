@@ -152,17 +152,15 @@ def _int(name: str, value: str, minimum: int | None = None) -> int:
 
 
 def parse_millis(name: str, value: str) -> int:
-    """Epoch milliseconds, or ISO 8601 (UTC when no zone is given), as epoch ms."""
-    text = str(value).strip()
-    if text.lstrip("-").isdigit():
-        return int(text)
+    """Epoch milliseconds, or ISO 8601 (UTC when no zone is given), as epoch ms: the
+    PyIceberg catalog's `timestamp` rule (trinityfs.iceberg.properties.parse_timestamp)."""
+    from trinityfs.iceberg.properties import parse_timestamp
+
     try:
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        when = parse_timestamp(value)
     except ValueError:
         raise _fail(name, f"{value!r} is neither epoch milliseconds nor ISO 8601") from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return int(parsed.timestamp() * 1000)
+    return when if isinstance(when, int) else int(when.timestamp() * 1000)
 
 
 def _names(name: str, value: str) -> list[str]:
