@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +67,27 @@ class LakehouseConfig:
         return Lakehouse.open(
             self.root, storage_options=self.storage_options, freshness=self.freshness
         )
+
+
+def storage_option_value(key: str, text: str) -> Any:
+    """One KEY=VALUE storage option's value (`-o`, `--storage-option`, `storage.KEY=`):
+    JSON when it parses as JSON (numbers, booleans, objects), else the text itself.
+    JSON nested too deeply for the parser is refused naming the option."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise InvalidArgumentError(
+            f"storage option {key}: the value is JSON nested too deeply to read; "
+            "give a plain value or a flat JSON object"
+        ) from None
+    except ValueError:
+        return text
+
+
+def storage_options_from_pairs(pairs: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    """KEY=VALUE storage options as a dict (later keys win); `read_config` then merges
+    them over $TRINITYFS_STORAGE_OPTIONS and fsspec's config key by key."""
+    return {key: storage_option_value(key, value) for key, value in pairs}
 
 
 def normalize_root(root: str | os.PathLike[str]) -> str:
@@ -205,4 +226,6 @@ __all__ = [
     "LakehouseConfig",
     "normalize_root",
     "read_config",
+    "storage_option_value",
+    "storage_options_from_pairs",
 ]

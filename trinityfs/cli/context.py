@@ -4,7 +4,6 @@ version selectors, exact names versus glob patterns, confirmations."""
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from collections.abc import Sequence
@@ -67,15 +66,10 @@ def key_value(text: str) -> tuple[str, str]:
 
 
 def storage_options(pairs: Sequence[tuple[str, str]]) -> dict[str, Any]:
-    """The -o KEY=VALUE options (JSON values allowed); `read_config` merges them over
-    $TRINITYFS_STORAGE_OPTIONS and fsspec's config key by key."""
-    options: dict[str, Any] = {}
-    for key, value in pairs:
-        try:
-            options[key] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key] = value
-    return options
+    """The -o KEY=VALUE options (JSON values allowed): the catalog's one rule."""
+    from trinityfs.catalog.config import storage_options_from_pairs
+
+    return storage_options_from_pairs(pairs)
 
 
 # -- the context --------------------------------------------------------------------------

@@ -173,17 +173,14 @@ def _split_options(values: list[str]) -> list[str]:
 
 
 def _storage_value(key: str, text: str) -> Any:
-    """A storage.KEY=VALUE value: JSON when it parses as JSON (numbers, booleans,
-    objects), else the text itself. Nesting too deep for the parser is refused."""
+    """A storage.KEY=VALUE value, by the catalog's one rule (JSON when it parses)."""
+    from trinityfs.catalog.config import storage_option_value
+    from trinityfs.errors import InvalidArgumentError
+
     try:
-        return json.loads(text)
-    except RecursionError:
-        raise MountError(
-            f"storage.{key}: the value is JSON nested too deeply to read; "
-            "give a plain value or a flat JSON object"
-        ) from None
-    except ValueError:
-        return text
+        return storage_option_value(f"storage.{key}", text)
+    except InvalidArgumentError as exc:
+        raise MountError(str(exc)) from None
 
 
 def config_from_args(args: argparse.Namespace) -> MountConfig:

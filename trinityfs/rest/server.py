@@ -156,15 +156,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     try:
-        options: dict[str, Any] = {}
+        from trinityfs.catalog.config import storage_options_from_pairs
+
+        pairs = []
         for pair in args.storage_option:
             key, sep, value = pair.partition("=")
             if not sep or not key:
                 raise ValueError(f"--storage-option expects KEY=VALUE, got {pair!r}")
-            try:
-                options[key] = json.loads(value)
-            except ValueError:
-                options[key] = value
+            pairs.append((key, value))
+        options = storage_options_from_pairs(pairs)
         serve(config_from_args(args, args.root, options))
     except KeyboardInterrupt:
         return 0
