@@ -31,25 +31,20 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from integrity_lakes import NO_FSYNC, OPEN
+from integrity_lakes import SMALL_TREE as SMALL_TREE_LIMITS
+from integrity_lakes import stored_files as _files
+
 from trinityfs import Lakehouse
-from trinityfs.errors import NotFoundError, TrinityError, VersionNotFoundError
+from trinityfs.errors import CorruptFileError, NotFoundError, TrinityError, VersionNotFoundError
 from trinityfs.format.nodefile import decode_node
 from trinityfs.format.paths import LATEST_HINT, OLDEST_VERSION, root_node_file
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "stress"))
 from lakecheck import reachable, read_state, verify_files
 
-SMALL_TREE = {
-    "order": 4,
-    "namespace_name_max_size_bytes": 16,
-    "table_name_max_size_bytes": 16,
-    "view_name_max_size_bytes": 16,
-    "node_file_max_size_bytes": 4 * (16 + 16 + 204) + 600,
-    # uncompressed, so the key flips can find the keys' bytes
-    "properties": {"node-file.compression": "none"},
-}
-NO_FSYNC = {"fsync": False}
-OPEN = {"storage_options": NO_FSYNC}
+# uncompressed, so the key flips can find the keys' bytes
+SMALL_TREE = {**SMALL_TREE_LIMITS, "properties": {"node-file.compression": "none"}}
 SILENT = "SILENT-WRONG-ANSWER"
 # name -> counts, printed at the end of the run by conftest.py
 MATRIX_FIGURES: dict[str, dict[str, int]] = {}
@@ -77,6 +72,8 @@ class Outcome:
     detail: str = ""
     # a commit reading the damaged definition: refused | READ-DAMAGED-LANDED | "" (n/a)
     reading_commit: str = ""
+    # the same commit with verify="tree": refused | landed-verified | a failure (upper case)
+    strict: str = ""
 
 
 @dataclass
@@ -91,6 +88,9 @@ class Figures:
             c[f"commit {o.commit}"] += 1
             if o.reading_commit:
                 c[f"commit reading it {o.reading_commit}"] += 1
+            c[f"strict commit {o.strict.partition(':')[0]}"] += 1
+            if o.commit == "landed-carrying-damage":
+                c[f"strict commit where the default one carried damage: {o.strict}"] += 1
             if o.read in ("detected", "unnamed-error") and not o.fsck_flags:
                 c["fsck missed a failed read"] += 1
             if o.read in ("detected", "unnamed-error") and not o.independent_flags:
@@ -104,6 +104,7 @@ class Figures:
             if o.read in (SILENT, "unnamed-error")
             or o.commit in ("LANDED-CORRUPT", "LANDED-WRONG")
             or o.reading_commit == "READ-DAMAGED-LANDED"
+            or o.strict not in ("refused", "landed-verified")
             or (o.read == "detected" and not (o.fsck_flags and o.independent_flags))
         ]
 
@@ -215,14 +216,7 @@ def _names(exc: BaseException, location: str, versions: list[int]) -> bool:
 def run_case(pristine: Pristine, work: Path, kind: str, name: str, content: bytes | None):
     location = pristine.targets[kind]
     case_dir = work / "case"
-    if case_dir.exists():
-        shutil.rmtree(case_dir)
-    shutil.copytree(pristine.path, case_dir)
-    target = case_dir / location
-    if content is None:
-        target.unlink()
-    else:
-        target.write_bytes(content)
+    _damaged_copy(pristine, case_dir, location, content)
     url = str(case_dir)
     reaching = sorted(pristine.reached_by.get(location, []))
     # the newest and oldest versions reaching the file, and the latest
@@ -259,6 +253,12 @@ def run_case(pristine: Pristine, work: Path, kind: str, name: str, content: byte
     fsck_flags = not report.ok or bool(report.warnings)  # a lost latest root: hint ahead
     independent_flags = bool(independent_check(lake.storage, versions))
 
+    # a commit with whole-tree verification (verify="tree"): refused naming the file
+    # whenever the tree it would build on reaches damage, else lands fully verified
+    strict = strict_commit(pristine, url, kind, location, versions)
+    if strict != "refused":
+        _damaged_copy(pristine, case_dir, location, content)  # the default commit's turn
+
     # commits
     committer = Lakehouse.open(url, storage_options=NO_FSYNC)
     try:
@@ -272,8 +272,55 @@ def run_case(pristine: Pristine, work: Path, kind: str, name: str, content: byte
     if kind in pristine.objects:
         reading_commit = commit_reading(pristine, url, kind)
     return Outcome(
-        f"{kind}: {name}", read, fsck_flags, independent_flags, commit, detail, reading_commit
+        f"{kind}: {name}",
+        read,
+        fsck_flags,
+        independent_flags,
+        commit,
+        detail,
+        reading_commit,
+        strict,
     )
+
+
+def _damaged_copy(pristine: Pristine, case_dir: Path, location: str, content: bytes | None):
+    """A fresh copy of the pristine lakehouse with `location` damaged (None: deleted)."""
+    if case_dir.exists():
+        shutil.rmtree(case_dir)
+    shutil.copytree(pristine.path, case_dir)
+    target = case_dir / location
+    if content is None:
+        target.unlink()
+    else:
+        target.write_bytes(content)
+
+
+def strict_commit(pristine: Pristine, url: str, kind: str, location: str, versions) -> str:
+    """Outcome of a commit through a `verify="tree"` handle: "refused" (CorruptFileError
+    naming the damaged file, nothing written), "landed-verified", or a failure:
+    STRICT-LANDED-OVER-DAMAGE (the version it built on reaches the damaged file),
+    STRICT-REFUSED-UNNAMED, STRICT-WROTE-FILES, LANDED-CORRUPT, LANDED-WRONG."""
+    before = _files(Path(url))
+    lake = Lakehouse.open(url, storage_options=NO_FSYNC, verify="tree")
+    try:
+        base = lake.latest_version()
+    except TrinityError:
+        return "refused"  # no latest version to build on (e.g. every root unreadable)
+    try:
+        new_version = lake.create_table("ns1", "after_damage")
+    except (TrinityError, NotFoundError) as exc:
+        # damage is named: CorruptFileError with the version, or (a missing file found
+        # by the commit's own reads) StorageFileNotFoundError
+        named = _names(exc, location, versions) and (
+            not isinstance(exc, CorruptFileError) or exc.version is not None
+        )
+        if not named and base in pristine.reached_by.get(location, []):
+            return f"STRICT-REFUSED-UNNAMED: {exc}"
+        return "refused" if _files(Path(url)) == before else "STRICT-WROTE-FILES"
+    if base in pristine.reached_by.get(location, []) and kind not in ("hint", "marker"):
+        return "STRICT-LANDED-OVER-DAMAGE"
+    commit, why = judge_landed(pristine, lake, kind, new_version)
+    return commit if commit == "landed-verified" else f"{commit}: {why}"
 
 
 # Files every commit reads (and so verifies): a damage to them must refuse the commit.

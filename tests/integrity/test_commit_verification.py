@@ -18,51 +18,18 @@ import shutil
 from pathlib import Path
 
 import pytest
-from corruption import NO_FSYNC
+from integrity_lakes import OPEN, build_tables_lake, copy_lake, flip, node_files
 
 from trinityfs import Lakehouse
 from trinityfs.errors import CorruptFileError
 from trinityfs.format.paths import root_node_file
 
-SMALL_TREE = {
-    "order": 4,
-    "namespace_name_max_size_bytes": 16,
-    "table_name_max_size_bytes": 16,
-    "view_name_max_size_bytes": 16,
-    "node_file_max_size_bytes": 4 * (16 + 16 + 204) + 600,
-}
-OPEN = {"storage_options": NO_FSYNC}
 TABLES = 150
 
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("pristine") / "lake"
-    lake = Lakehouse.create(str(path), **OPEN, **SMALL_TREE)
-    lake.create_namespace("ns")
-    for i in range(TABLES):
-        lake.create_table("ns", f"t{i:03d}", {"properties": {"n": str(i)}})
-    return path
-
-
-def _copy(pristine: Path, tmp_path: Path) -> Lakehouse:
-    shutil.copytree(pristine, tmp_path / "lake")
-    lake = Lakehouse.open(str(tmp_path / "lake"), **OPEN)
-    lake.path = tmp_path / "lake"  # the directory, for damaging files
-    return lake
-
-
-def _node_files(lake: Lakehouse, version: int) -> set[str]:
-    """Every non-root node file the tree of `version` reaches."""
-    snap = lake.engine.snapshot(version)
-    nodes = lake.engine.nodes(snap.lakehouse_def.order)
-    out: set[str] = set()
-    todo = [c for c in snap.root.children or () if isinstance(c, str)]
-    while todo:
-        loc = todo.pop()
-        out.add(loc)
-        todo.extend(c for c in nodes.load(loc).children or () if isinstance(c, str))
-    return out
+    return build_tables_lake(tmp_path_factory.mktemp("pristine") / "lake", TABLES)
 
 
 def _reads_of_commit(url: str, change) -> tuple[int, set[str]]:
@@ -80,16 +47,10 @@ def _reads_of_commit(url: str, change) -> tuple[int, set[str]]:
     return version, read
 
 
-def _flip(path: Path) -> None:
-    data = bytearray(path.read_bytes())
-    data[len(data) // 2] ^= 0x04
-    path.write_bytes(bytes(data))
-
-
 def test_a_fresh_handle_commit_reads_its_path_not_the_whole_tree(pristine, tmp_path):
-    lake = _copy(pristine, tmp_path)
+    lake = copy_lake(pristine, tmp_path)
     latest = lake.latest_version()
-    tree = _node_files(lake, latest)
+    tree = node_files(lake, latest)
     assert len(tree) >= 40, "the tree must be big enough to tell a path from the tree"
     version, read = _reads_of_commit(
         lake.storage.url, lambda lk: lk.create_table("ns", "t030a", {"properties": {}})
@@ -102,12 +63,12 @@ def test_a_fresh_handle_commit_reads_its_path_not_the_whole_tree(pristine, tmp_p
 
 
 def test_damage_on_the_commit_path_refuses_it_and_off_path_is_carried(pristine, tmp_path):
-    lake = _copy(pristine, tmp_path)
+    lake = copy_lake(pristine, tmp_path)
     url = str(lake.path)
     latest = lake.latest_version()
-    tree = _node_files(lake, latest)
+    tree = node_files(lake, latest)
     # which nodes a commit of this change reads, found on a throwaway copy
-    probe = _copy(pristine, tmp_path / "probe")
+    probe = copy_lake(pristine, tmp_path / "probe")
     _v, read = _reads_of_commit(
         probe.storage.url, lambda lk: lk.replace_table("ns", "t030", {"properties": {"x": "1"}})
     )
@@ -116,7 +77,7 @@ def test_damage_on_the_commit_path_refuses_it_and_off_path_is_carried(pristine, 
     assert on_path and off_path
 
     # a damaged node on the path: refused, naming the file; nothing committed
-    _flip(Path(url) / on_path[-1])
+    flip(Path(url) / on_path[-1])
     with pytest.raises(CorruptFileError, match=on_path[-1].rpartition("/")[2]):
         Lakehouse.open(url, **OPEN).replace_table("ns", "t030", {"properties": {"x": "1"}})
     assert Lakehouse.open(url, **OPEN).latest_version() == latest
@@ -124,12 +85,12 @@ def test_damage_on_the_commit_path_refuses_it_and_off_path_is_carried(pristine, 
 
     # a damaged node off the path: the commit lands and carries it by name
     damaged = off_path[0]
-    _flip(Path(url) / damaged)
+    flip(Path(url) / damaged)
     new = Lakehouse.open(url, **OPEN).replace_table("ns", "t030", {"properties": {"x": "1"}})
     assert new == latest + 1
     reader = Lakehouse.open(url, **OPEN)
     for version in (latest, new):
-        assert damaged in _node_files_or_damaged(reader, version, damaged)
+        assert damaged in node_files(reader, version, stop_at=damaged)
         with pytest.raises(CorruptFileError, match=damaged.rpartition("/")[2]):
             reader.at(version).list_tables("ns")
     report = Lakehouse.open(url, **OPEN).fsck()
@@ -142,24 +103,10 @@ def test_damage_on_the_commit_path_refuses_it_and_off_path_is_carried(pristine, 
     assert len(repaired.at(new).list_tables("ns")) == TABLES
 
 
-def _node_files_or_damaged(lake: Lakehouse, version: int, damaged: str) -> set[str]:
-    """Node files of `version`, stopping at the damaged one (it cannot be decoded)."""
-    snap = lake.engine.snapshot(version)
-    nodes = lake.engine.nodes(snap.lakehouse_def.order)
-    out: set[str] = set()
-    todo = [c for c in snap.root.children or () if isinstance(c, str)]
-    while todo:
-        loc = todo.pop()
-        out.add(loc)
-        if loc != damaged:
-            todo.extend(c for c in nodes.load(loc).children or () if isinstance(c, str))
-    return out
-
-
 def test_a_commit_replacing_a_damaged_definition_is_refused(pristine, tmp_path):
-    lake = _copy(pristine, tmp_path)
+    lake = copy_lake(pristine, tmp_path)
     location = lake.snapshot().object_location("table", "ns", "t007")
-    _flip(lake.path / location)
+    flip(lake.path / location)
     latest = lake.latest_version()
     with pytest.raises(CorruptFileError, match=location.rpartition("/")[2]):
         Lakehouse.open(lake.storage.url, **OPEN).replace_table("ns", "t007", {"properties": {}})
@@ -170,20 +117,20 @@ def test_a_commit_replacing_a_damaged_definition_is_refused(pristine, tmp_path):
 
 
 def test_rollback_verifies_what_the_latest_did_not_reach(pristine, tmp_path):
-    lake = _copy(pristine, tmp_path)
+    lake = copy_lake(pristine, tmp_path)
     url = str(lake.path)
     target = lake.latest_version() - 20
     lake.drop_table("ns", "t003")  # the target has t03's definition, the latest does not
     t03 = lake.at(target).object_location("table", "ns", "t003")
-    _flip(Path(url) / t03)
+    flip(Path(url) / t03)
     latest = lake.latest_version()
     with pytest.raises(CorruptFileError, match=t03.rpartition("/")[2]):
         Lakehouse.open(url, **OPEN).rollback(target)
     shutil.copyfile(pristine / t03, Path(url) / t03)
 
-    only_target = sorted(_node_files(lake, target) - _node_files(lake, latest))
+    only_target = sorted(node_files(lake, target) - node_files(lake, latest))
     assert only_target
-    _flip(Path(url) / only_target[0])
+    flip(Path(url) / only_target[0])
     with pytest.raises(CorruptFileError, match=only_target[0].rpartition("/")[2]):
         Lakehouse.open(url, **OPEN).rollback(target)
     assert Lakehouse.open(url, **OPEN).latest_version() == latest

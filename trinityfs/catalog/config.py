@@ -1,16 +1,21 @@
 """The one configuration reader: which lakehouse, with which storage options, at which
-version, and how fresh "latest" must be. Used by the CLI, the mount, the fsspec
-filesystem, the Iceberg catalog and the Spark source.
+version, how fresh "latest" must be, and what a commit verifies. Used by the CLI, the
+mount, the fsspec filesystem, the Iceberg catalog and the Spark source.
 
 Each setting comes from the first source that has it:
 
 1. arguments (command-line options, catalog or data source properties, fs kwargs);
 2. the environment: ``TRINITYFS_ROOT``, ``TRINITYFS_STORAGE_OPTIONS`` (a JSON object),
-   ``TRINITYFS_VERSION`` (a version selector), ``TRINITYFS_MAX_STALENESS`` (seconds);
+   ``TRINITYFS_VERSION`` (a version selector), ``TRINITYFS_MAX_STALENESS`` (seconds),
+   ``TRINITYFS_VERIFY`` (``reads`` or ``tree``: see trinityfs/txn/verify.py);
 3. fsspec's configuration for the ``trinity`` protocol (``fsspec.config.conf["trinity"]``,
    from fsspec's config files or ``FSSPEC_TRINITY_*`` variables): keys ``root``,
-   ``storage_options``, ``version``, ``max_staleness_seconds``;
-4. defaults: root ``./lakehouse``, no storage options, the latest version, staleness 0.
+   ``storage_options``, ``version``, ``max_staleness_seconds``, ``verify``;
+4. defaults: root ``./lakehouse``, no storage options, the latest version, staleness 0,
+   verify ``reads``.
+
+The verify mode is also what `Lakehouse` uses when it is not given one, so every front
+end (CLI, mount, REST server, PyIceberg, Spark) follows ``TRINITYFS_VERIFY``.
 
 Storage options merge key by key instead (a higher source overrides single keys), so
 credentials from the environment combine with an endpoint given as an argument. A local
@@ -40,6 +45,7 @@ ROOT_ENV = "TRINITYFS_ROOT"
 STORAGE_OPTIONS_ENV = "TRINITYFS_STORAGE_OPTIONS"
 VERSION_ENV = "TRINITYFS_VERSION"
 STALENESS_ENV = "TRINITYFS_MAX_STALENESS"
+VERIFY_ENV = "TRINITYFS_VERIFY"
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,7 @@ class LakehouseConfig:
     version: str | None = None  # a version selector to pin (None: follow the latest)
     max_staleness_seconds: float = 0.0
     sources: dict[str, str] = field(default_factory=dict)
+    verify: str = "reads"  # what a commit verifies: "reads" or "tree" (txn/verify.py)
 
     @property
     def freshness(self) -> Freshness:
@@ -61,11 +68,16 @@ class LakehouseConfig:
         from trinityfs.catalog.lakehouse import Lakehouse
 
         if create:
-            lake = Lakehouse.create(self.root, storage_options=self.storage_options, exist_ok=True)
+            lake = Lakehouse.create(
+                self.root, storage_options=self.storage_options, exist_ok=True, verify=self.verify
+            )
             lake.freshness = self.freshness
             return lake
         return Lakehouse.open(
-            self.root, storage_options=self.storage_options, freshness=self.freshness
+            self.root,
+            storage_options=self.storage_options,
+            freshness=self.freshness,
+            verify=self.verify,
         )
 
 
@@ -146,12 +158,36 @@ def _named(source: str, variable: str) -> str:
     return f"the environment (${variable})" if source == "the environment" else source
 
 
+def verify_mode(
+    argument: str | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    fsspec_conf: Mapping[str, Any] | None = None,
+) -> tuple[str, str]:
+    """(mode, source): what a commit verifies, from `argument`, then $TRINITYFS_VERIFY,
+    then fsspec's [trinity] verify, else "reads"; InvalidArgumentError naming the source."""
+    from trinityfs.txn.verify import VERIFY_READS, parse_verify_mode
+
+    env = os.environ if env is None else env
+    conf = _fsspec_conf() if fsspec_conf is None else fsspec_conf
+    for source, value in (
+        ("arguments", argument),
+        ("the environment", env.get(VERIFY_ENV)),
+        (f"fsspec config [{PROTOCOL}]", conf.get("verify")),
+    ):
+        if value is not None and value != "":
+            where = _named(source, VERIFY_ENV)
+            return parse_verify_mode(value, f"the verify mode from {where}"), source
+    return VERIFY_READS, "default"
+
+
 def read_config(
     root: str | os.PathLike[str] | None = None,
     storage_options: Mapping[str, Any] | str | None = None,
     version: str | int | None = None,
     *,
     max_staleness_seconds: float | str | None = None,
+    verify: str | None = None,
     env: Mapping[str, str] | None = None,
     fsspec_conf: Mapping[str, Any] | None = None,
 ) -> LakehouseConfig:
@@ -196,6 +232,9 @@ def read_config(
     if pin is not None:
         pin = parse_selector(pin if isinstance(pin, int) else str(pin)).text
     staleness = first("max_staleness_seconds")
+    verify, verify_source = verify_mode(verify, env=env, fsspec_conf=conf)
+    if verify_source != "default":
+        sources["verify"] = verify_source
     options: dict[str, Any] = {}
     for source, values in reversed(layers):
         layer = _options(values.get("storage_options"), _named(source, STORAGE_OPTIONS_ENV))
@@ -214,6 +253,7 @@ def read_config(
             )
         ),
         sources=sources,
+        verify=verify,
     )
 
 
@@ -222,10 +262,12 @@ __all__ = [
     "ROOT_ENV",
     "STALENESS_ENV",
     "STORAGE_OPTIONS_ENV",
+    "VERIFY_ENV",
     "VERSION_ENV",
     "LakehouseConfig",
     "normalize_root",
     "read_config",
     "storage_option_value",
     "storage_options_from_pairs",
+    "verify_mode",
 ]

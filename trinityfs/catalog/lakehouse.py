@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any, TypeVar
 
+from trinityfs.catalog.config import verify_mode
 from trinityfs.catalog.content import RenderCache
 from trinityfs.catalog.distributed import DistributedTransaction
 from trinityfs.catalog.freshness import Freshness, LatestTracker
@@ -61,6 +62,7 @@ from trinityfs.txn.publish import create_first
 from trinityfs.txn.publish import rollback as _rollback
 from trinityfs.txn.snapshot import Snapshot
 from trinityfs.txn.transaction import Transaction
+from trinityfs.txn.verify import VERIFY_READS, VERIFY_TREE, TreeVerifier, parse_verify_mode
 
 #: errors a change may raise because its base was not the latest (then it is redone)
 _STALE_BASE_ERRORS = (
@@ -125,11 +127,19 @@ class Lakehouse(FrontEndPrimitives):
     `freshness` is the policy for "latest" (see catalog/freshness.py): by default every
     `latest_version()` asks storage; `Freshness(max_staleness_seconds=N)` lets answers
     up to N seconds old come from memory with no storage request.
+
+    `verify` is what a commit verifies (trinityfs/txn/verify.py): "reads" (what it
+    reads; untouched files are carried by content-hash name) or "tree" (every file of
+    the tree it builds on, once per process, before writing). None: $TRINITYFS_VERIFY,
+    then fsspec's [trinity] verify, else "reads" (`trinityfs.catalog.config.verify_mode`).
     """
 
-    def __init__(self, storage: Storage, *, freshness: Freshness | None = None):
+    def __init__(
+        self, storage: Storage, *, freshness: Freshness | None = None, verify: str | None = None
+    ):
         self.storage = storage
         self.engine = Engine(storage)
+        self.verify = verify_mode(verify)[0]
         self.freshness = freshness or Freshness()
         self._latest = LatestTracker()
         self._history = History(self)
@@ -146,6 +156,7 @@ class Lakehouse(FrontEndPrimitives):
         *,
         storage_options: dict[str, Any] | None = None,
         exist_ok: bool = False,
+        verify: str | None = None,
         **options: Any,
     ) -> Lakehouse:
         """Create a lakehouse (version 0, empty) with LakehouseDef `options`.
@@ -155,7 +166,7 @@ class Lakehouse(FrontEndPrimitives):
         txn_isolation_level ("SNAPSHOT" or "SERIALIZABLE"), properties.
         """
         storage = Storage(url, storage_options)
-        lakehouse = cls(storage)
+        lakehouse = cls(storage, verify=verify)
         if lakehouse._has_root():
             if exist_ok:
                 return lakehouse
@@ -177,9 +188,10 @@ class Lakehouse(FrontEndPrimitives):
         *,
         storage_options: dict[str, Any] | None = None,
         freshness: Freshness | None = None,
+        verify: str | None = None,
     ) -> Lakehouse:
         """Open an existing lakehouse; LakehouseNotFoundError if there is none."""
-        lakehouse = cls(Storage(url, storage_options), freshness=freshness)
+        lakehouse = cls(Storage(url, storage_options), freshness=freshness, verify=verify)
         lakehouse.latest_version(fresh=True)  # fails early with a clear error
         return lakehouse
 
@@ -193,6 +205,19 @@ class Lakehouse(FrontEndPrimitives):
     @property
     def url(self) -> str:
         return self.storage.url
+
+    @property
+    def verify(self) -> str:
+        """What a commit verifies: "reads" or "tree" (settable; see the class doc)."""
+        return VERIFY_READS if self.engine.tree_verifier is None else VERIFY_TREE
+
+    @verify.setter
+    def verify(self, mode: str) -> None:
+        mode = parse_verify_mode(mode)
+        if mode == VERIFY_READS:
+            self.engine.tree_verifier = None
+        elif self.engine.tree_verifier is None:
+            self.engine.tree_verifier = TreeVerifier(self.storage)
 
     # -- reading --------------------------------------------------------------------
 

@@ -62,7 +62,7 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 def _global_options(parser: argparse.ArgumentParser, *, after: bool) -> None:
-    """--root, --json, -o; after the command they land in sub_* and are merged."""
+    """--root, --json, -o, --verify; after the command they land in sub_* and are merged."""
     from .context import STORAGE_OPTIONS_ENV, key_value
 
     prefix = "sub_" if after else ""
@@ -92,6 +92,16 @@ def _global_options(parser: argparse.ArgumentParser, *, after: bool) -> None:
         default=default,
         metavar="KEY=VALUE",
         help=f"an option of the store (repeatable; also ${STORAGE_OPTIONS_ENV} as JSON)",
+    )
+    parser.add_argument(
+        "--verify",
+        dest=prefix + "verify",
+        choices=("reads", "tree"),
+        default=default,
+        help=(
+            "what a commit verifies: reads (what it reads; the default) or tree (every "
+            "file of the tree, before writing; also $TRINITYFS_VERIFY)"
+        ),
     )
 
 
@@ -143,6 +153,8 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpar
         args.root = args.sub_root
     args.json = bool(args.json or getattr(args, "sub_json", False))
     args.storage_option = (args.storage_option or []) + (getattr(args, "sub_storage_option", []))
+    if getattr(args, "sub_verify", None):
+        args.verify = args.sub_verify
     return args
 
 

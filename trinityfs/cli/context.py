@@ -94,6 +94,7 @@ class Context:
         self.config = read_config(
             root=getattr(args, "root", None) or None,
             storage_options=storage_options(getattr(args, "storage_option", None) or []),
+            verify=getattr(args, "verify", None),
         )
         if self.config.version is not None and getattr(args, "command", None) != "mount":
             from trinityfs.errors import InvalidArgumentError
@@ -117,6 +118,8 @@ class Context:
             self._fs = TrinityFileSystem(
                 root=self.root, storage_options=self.storage_options, skip_instance_cache=True
             )
+            if self.config.sources.get("verify") == "arguments":  # --verify
+                self._fs.lake.verify = self.config.verify
         return self._fs
 
     @property

@@ -111,6 +111,8 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
       storage-options  JSON object of fsspec options for `root` (else derived from s3.*),
                        merged over $TRINITYFS_STORAGE_OPTIONS key by key
       s3.*             PyIceberg's S3 FileIO settings (else derived from storage-options)
+      verify           what a commit verifies: "reads" or "tree" (else $TRINITYFS_VERIFY;
+                       `trinityfs.txn.verify`)
     """
 
     def __init__(self, name: str, **properties: Any):
@@ -134,12 +136,14 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
             root=root,
             storage_options=given,
             version=time_selector(timestamp) if timestamp not in (None, "") else version,
+            verify=self.properties.get("verify") or None,
         )
         opts = config.storage_options or None
         with_opts = {**self.properties, STORAGE_OPTIONS: opts} if opts else self.properties
         self.storage_options = opts
         self._lake = self._open(config.root, opts, truthy(self.properties.get(CREATE, "false")))
         self._lake.freshness = config.freshness
+        self._lake.verify = config.verify
         if not self.properties.get(WAREHOUSE):
             self.properties[WAREHOUSE] = self._lake.url + DEFAULT_WAREHOUSE_DIR
         _, extra = resolve_io_properties(root, self.properties[WAREHOUSE], with_opts)

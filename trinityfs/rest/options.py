@@ -29,6 +29,7 @@ class ServerConfig:
     cache_entries: int = 4096
     vend_credentials: bool = False
     log_level: str = "warning"
+    verify: str | None = None  # the global --verify (else $TRINITYFS_VERIFY)
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, with_root: bool) -> None:
@@ -118,6 +119,7 @@ def config_from_args(
         cache_entries=args.cache_entries,
         vend_credentials=args.vend_credentials,
         log_level=args.log_level,
+        verify=getattr(args, "verify", None),
     )
 
 

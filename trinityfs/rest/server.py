@@ -47,6 +47,8 @@ def build_service(cfg: ServerConfig) -> RestCatalogService:
         props[STORAGE_OPTIONS] = json.dumps(cfg.storage_options)
     if cfg.warehouse:
         props["warehouse"] = cfg.warehouse
+    if cfg.verify:
+        props["verify"] = cfg.verify
     # the catalog confines every file it touches too (trinityfs.catalog.locations)
     if cfg.allow_any_location or cfg.allowed_locations:
         props["allowed-locations"] = (

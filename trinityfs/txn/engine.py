@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from trinityfs.format.definitions import buffer_budget_bytes
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
@@ -12,6 +13,9 @@ from trinityfs.tree import Node, NodeStore
 from trinityfs.txn.roots import RootStore
 from trinityfs.txn.snapshot import Snapshot
 
+if TYPE_CHECKING:
+    from trinityfs.txn.verify import TreeVerifier
+
 
 def now_millis() -> int:
     return time.time_ns() // 1_000_000
@@ -19,6 +23,9 @@ def now_millis() -> int:
 
 class Engine:
     """Shared state of every transaction on one lakehouse: storage, roots, node cache."""
+
+    #: set for whole-tree verification of commits (`verify="tree"`, trinityfs.txn.verify)
+    tree_verifier: TreeVerifier | None = None
 
     def __init__(self, storage: Storage):
         self.storage = storage

@@ -62,9 +62,21 @@ def build_root(
     rollback_from: int | None = None,
     extra: Mapping[str, str] | None = None,
     compression: str | None = None,
+    tree_version: int | None = None,
 ) -> tuple[bytes, Node]:
-    """Root of `version`: `tree` plus `changes`, its new nodes written; -> (bytes, root)."""
+    """Root of `version`: `tree` plus `changes`, its new nodes written; -> (bytes, root).
+
+    With whole-tree verification (`verify="tree"`), every file `tree` (the tree of
+    version `tree_version`, by default the previous one) reaches, the definitions in
+    `changes` and `lakehouse_def` are verified first (trinityfs.txn.verify).
+    """
     nodes = engine.nodes(order)
+    if engine.tree_verifier is not None:
+        if tree_version is None:
+            tree_version = version - 1 if previous is None else previous.version
+        engine.tree_verifier.verify(
+            tree, nodes, lakehouse_def, version=tree_version, changes=changes
+        )
     root = TreeWriter(nodes, order, budget, version).commit(tree, changes)
     system = {KEY_LAKEHOUSE_DEF: lakehouse_def}
     created = now_millis()
@@ -76,8 +88,19 @@ def build_root(
     system[KEY_CREATED_AT] = str(created)
     system.update(extra or {})
     root.system = system
-    nodes.write_new_nodes(root, compression=compression)
+    written = nodes.write_new_nodes(root, compression=compression)
+    if engine.tree_verifier is not None:
+        engine.tree_verifier.remember_written(written)
     return encode_node(root.to_file(), order, compression=compression), root
+
+
+def verify_before_writing(engine: Engine, base: Snapshot) -> None:
+    """With whole-tree verification, verify the tree a transaction builds on before it
+    writes anything, so a commit refused for damage leaves no file behind."""
+    if engine.tree_verifier is not None:
+        engine.tree_verifier.verify(
+            base.root, base.nodes, base.lakehouse_def_location, version=base.version
+        )
 
 
 def create_first(engine: Engine, lakehouse_def: str, order: int) -> bool:
@@ -238,6 +261,7 @@ def rollback(engine: Engine, target_version: int) -> int:
             lakehouse_def=latest.lakehouse_def_location,
             previous=latest,
             rollback_from=latest.version,
+            tree_version=target_version,
         )
         check_source_kept(engine, target_version, what)
         try:
@@ -334,6 +358,7 @@ def _undo(engine: Engine, landed: int, before: Snapshot) -> bool:
         lakehouse_def=latest.lakehouse_def_location,
         previous=latest,
         rollback_from=landed,
+        tree_version=before.version,
     )
     if not create_root(engine, landed + 1, data, root):
         return False

@@ -34,6 +34,7 @@ from trinityfs.txn.publish import (
     confirm_root,
     create_root,
     settle_root,
+    verify_before_writing,
 )
 from trinityfs.txn.snapshot import Snapshot, range_of_prefix
 
@@ -216,6 +217,7 @@ class Transaction:
             self.closed = True
             return self.base_version
         if self._ldef_location is None:
+            verify_before_writing(self.engine, self.base)  # verify="tree" only
             ldef_location = self.base.lakehouse_def_location
             if self.new_lakehouse_def is not None:
                 ldef_bytes = encode_definition(self.new_lakehouse_def)

@@ -1,0 +1,62 @@
+"""Small multi-level lakehouses the integrity suites damage, shared by their tests."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from trinityfs import Lakehouse
+
+# order 4 and small node files: a few hundred tables make a tree several levels deep
+SMALL_TREE = {
+    "order": 4,
+    "namespace_name_max_size_bytes": 16,
+    "table_name_max_size_bytes": 16,
+    "view_name_max_size_bytes": 16,
+    "node_file_max_size_bytes": 4 * (16 + 16 + 204) + 600,
+}
+NO_FSYNC = {"fsync": False}
+OPEN = {"storage_options": NO_FSYNC}
+
+
+def build_tables_lake(path: Path, tables: int) -> Path:
+    """A lakehouse with namespace `ns` holding tables t000.. (one commit each)."""
+    lake = Lakehouse.create(str(path), **OPEN, **SMALL_TREE)
+    lake.create_namespace("ns")
+    for i in range(tables):
+        lake.create_table("ns", f"t{i:03d}", {"properties": {"n": str(i)}})
+    return path
+
+
+def copy_lake(pristine: Path, work: Path, **options) -> Lakehouse:
+    """A handle on a fresh copy of `pristine` in `work`/lake; `.path` is its directory."""
+    shutil.copytree(pristine, work / "lake")
+    lake = Lakehouse.open(str(work / "lake"), **OPEN, **options)
+    lake.path = work / "lake"  # the directory, for damaging files
+    return lake
+
+
+def flip(path: Path) -> None:
+    """Flip one bit in the middle of a file."""
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x04
+    path.write_bytes(bytes(data))
+
+
+def node_files(lake: Lakehouse, version: int, stop_at: str | None = None) -> set[str]:
+    """Every non-root node file the tree of `version` reaches (not below `stop_at`)."""
+    snap = lake.engine.snapshot(version)
+    nodes = lake.engine.nodes(snap.lakehouse_def.order)
+    out: set[str] = set()
+    todo = [c for c in snap.root.children or () if isinstance(c, str)]
+    while todo:
+        loc = todo.pop()
+        out.add(loc)
+        if loc != stop_at:
+            todo.extend(c for c in nodes.load(loc).children or () if isinstance(c, str))
+    return out
+
+
+def stored_files(path: Path) -> dict[str, int]:
+    """Every file under `path` with its size (to tell that nothing was written)."""
+    return {str(p.relative_to(path)): p.stat().st_size for p in path.rglob("*") if p.is_file()}
