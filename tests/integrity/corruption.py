@@ -255,7 +255,8 @@ def run_case(pristine: Pristine, work: Path, kind: str, name: str, content: byte
 
     # a commit with whole-tree verification (verify="tree"): refused naming the file
     # whenever the tree it would build on reaches damage, else lands fully verified
-    strict = strict_commit(pristine, url, kind, location, versions)
+    detectable = read != "correct" or fsck_flags or independent_flags
+    strict = strict_commit(pristine, url, kind, location, versions, detectable)
     if strict != "refused":
         _damaged_copy(pristine, case_dir, location, content)  # the default commit's turn
 
@@ -295,10 +296,13 @@ def _damaged_copy(pristine: Pristine, case_dir: Path, location: str, content: by
         target.write_bytes(content)
 
 
-def strict_commit(pristine: Pristine, url: str, kind: str, location: str, versions) -> str:
+def strict_commit(
+    pristine: Pristine, url: str, kind: str, location: str, versions, detectable: bool
+) -> str:
     """Outcome of a commit through a `verify="tree"` handle: "refused" (CorruptFileError
     naming the damaged file, nothing written), "landed-verified", or a failure:
-    STRICT-LANDED-OVER-DAMAGE (the version it built on reaches the damaged file),
+    STRICT-LANDED-OVER-DAMAGE (the version it built on reaches the damaged file and the
+    damage is detectable: a read, fsck or the independent checker flags it),
     STRICT-REFUSED-UNNAMED, STRICT-WROTE-FILES, LANDED-CORRUPT, LANDED-WRONG."""
     before = _files(Path(url))
     lake = Lakehouse.open(url, storage_options=NO_FSYNC, verify="tree")
@@ -317,7 +321,7 @@ def strict_commit(pristine: Pristine, url: str, kind: str, location: str, versio
         if not named and base in pristine.reached_by.get(location, []):
             return f"STRICT-REFUSED-UNNAMED: {exc}"
         return "refused" if _files(Path(url)) == before else "STRICT-WROTE-FILES"
-    if base in pristine.reached_by.get(location, []) and kind not in ("hint", "marker"):
+    if base in pristine.reached_by.get(location, []) and detectable:
         return "STRICT-LANDED-OVER-DAMAGE"
     commit, why = judge_landed(pristine, lake, kind, new_version)
     return commit if commit == "landed-verified" else f"{commit}: {why}"
