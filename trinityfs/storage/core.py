@@ -339,12 +339,14 @@ def _open_backend(url: str, options: dict[str, Any]) -> tuple[Backend, str]:
     if not isinstance(url, str) or not url:
         raise InvalidArgumentError(f"storage URL must be a non-empty string, not {url!r}")
     protocol = fsspec.utils.get_protocol(url)
+    options = dict(options)
+    # local disk only; other stores are durable when a write returns, so there it has no
+    # effect (it must not reach their filesystem: s3fs failed on it at the first request)
+    fsync = _fsync_option(options.pop("fsync", True))
     if protocol in ("file", "local"):
-        opts = dict(options)
-        fsync = bool(opts.pop("fsync", True))
-        if opts:
+        if options:
             raise InvalidArgumentError(
-                f"unknown storage options for local disk: {sorted(opts)} (only 'fsync')"
+                f"unknown storage options for local disk: {sorted(options)} (only 'fsync')"
             )
         root = LocalFileSystem._strip_protocol(url).rstrip("/") or "/"
         return LocalBackend(root, fsync=fsync), "file://" + root.rstrip("/") + "/"
@@ -360,6 +362,16 @@ def _open_backend(url: str, options: dict[str, Any]) -> tuple[Backend, str]:
 
         return S3Backend(fs, root, normalized), normalized
     return FsspecBackend(fs, root, normalized), normalized
+
+
+def _fsync_option(value: Any) -> bool:
+    """The `fsync` storage option: a boolean (JSON true/false, or the text of one)."""
+    if isinstance(value, bool):
+        return value
+    text = value.strip().lower() if isinstance(value, str) else None
+    if text in ("true", "false"):
+        return text == "true"
+    raise InvalidArgumentError(f"storage option 'fsync' must be true or false, not {value!r}")
 
 
 def _is_s3(fs: Any) -> bool:
