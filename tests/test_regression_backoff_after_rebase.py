@@ -5,14 +5,39 @@ was about to create, so on a busy lakehouse a transaction that lost a few races 
 losing (the longer the backoff, the surer the loss) until CommitRetriesExhaustedError:
 8 writers x 200 commits on a local directory gave up on 8 transactions. The backoff
 must come before reading the latest version, not between reading it and using it.
+
+The tests replace `time.sleep`, which is process-wide: only the test's own thread gets
+the replacement (`_in_this_thread`). Other threads keep sleeping: py4j's FinalizerWorker,
+left running by the Spark tests, sleeps in `except IndexError` after popping its empty
+deque; with the replacement it busy-looped, committing as the competitor from its own
+thread (extra lost races, and "IndexError: pop from an empty deque" reported as the
+context of whatever that commit raised).
 """
 
 from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
 
 import pytest
 
 from trinityfs import Lakehouse
 from trinityfs.txn import transaction as transaction_module
+
+_real_sleep = time.sleep
+
+
+def _in_this_thread(fake: Callable[[float], None]) -> Callable[[float], None]:
+    """`fake` for the calling thread; every other thread really sleeps."""
+    owner = threading.get_ident()
+
+    def sleep(seconds: float) -> None:
+        if threading.get_ident() != owner:
+            return _real_sleep(seconds)
+        return fake(seconds)
+
+    return sleep
 
 
 def test_commit_wins_when_another_writer_commits_during_every_backoff(tmp_path, monkeypatch):
@@ -34,7 +59,7 @@ def test_commit_wins_when_another_writer_commits_during_every_backoff(tmp_path, 
         finally:
             competing.pop()
 
-    monkeypatch.setattr(transaction_module.time, "sleep", busy_sleep)
+    monkeypatch.setattr(transaction_module.time, "sleep", _in_this_thread(busy_sleep))
     with lake.transaction() as txn:
         txn.create_table("ns", "mine")
         competitor.create_table("ns", "first")  # the first attempt loses its race
@@ -63,7 +88,7 @@ def test_conflict_found_after_the_backoff_is_still_reported(tmp_path, monkeypatc
         finally:
             competing.pop()
 
-    monkeypatch.setattr(transaction_module.time, "sleep", sleep_then_conflict)
+    monkeypatch.setattr(transaction_module.time, "sleep", _in_this_thread(sleep_then_conflict))
     from trinityfs.errors import CommitConflictError
 
     with pytest.raises(CommitConflictError), lake.transaction(isolation=isolation) as txn:
