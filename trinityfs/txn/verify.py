@@ -43,7 +43,7 @@ from trinityfs.tree import Node, NodeStore
 VERIFY_READS = "reads"
 VERIFY_TREE = "tree"
 VERIFY_MODES = (VERIFY_READS, VERIFY_TREE)
-# Past this many remembered names the verifier starts over (~150 bytes each; costs
+# Past this many remembered names the verifier starts over (~170 bytes each; costs
 # re-reads, never correctness).
 MAX_REMEMBERED = 2_000_000
 THREADS = 16
