@@ -193,3 +193,33 @@ def test_cli_verify_flag_refuses_in_one_line(pristine, tmp_path):
     status, err = run("mkdir", "/ns2", "--verify", "reads")  # after the command too
     assert status == 0, err
     assert run("--verify", "all", "ls", "/")[0] == 2
+
+
+def test_tree_mode_on_a_lakehouse_without_hashes_checks_structure(tmp_path):
+    legacy = Path(__file__).parent / "legacy_lake_937923f"  # written before content hashes
+    shutil.copytree(legacy, tmp_path / "lake")
+    url = str(tmp_path / "lake")
+    lake = Lakehouse.open(url, **OPEN, verify="tree")
+    stats = lake.engine.tree_verifier.verify(
+        lake.engine.snapshot().root,
+        lake.engine.snapshot().nodes,
+        lake.engine.snapshot().lakehouse_def_location,
+        version=lake.latest_version(),
+    )
+    assert stats.files_read > 10 and stats.unhashed == stats.files_read
+    assert lake.create_table("ns", "new") == 16
+    # a definition that no longer parses is refused even without a hash in its name
+    victim = lake.snapshot().object_location("table", "ns", "t07")
+    (tmp_path / "lake" / victim).write_bytes(b"\xff\xff\xff")
+    with pytest.raises(CorruptFileError, match=victim.rpartition("/")[2]):
+        Lakehouse.open(url, **OPEN, verify="tree").create_table("ns", "newer")
+
+
+def test_tree_mode_refuses_dropping_a_damaged_table_the_default_drops_it(pristine, tmp_path):
+    lake = copy_lake(pristine, tmp_path)
+    location = lake.snapshot().object_location("table", "ns", "t007")
+    flip(lake.path / location)
+    latest = lake.latest_version()
+    with pytest.raises(CorruptFileError, match=location.rpartition("/")[2]):
+        Lakehouse.open(str(lake.path), **OPEN, verify="tree").drop_table("ns", "t007")
+    assert Lakehouse.open(str(lake.path), **OPEN).drop_table("ns", "t007") == latest + 1
