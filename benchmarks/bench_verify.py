@@ -9,16 +9,19 @@ bytes read, the verifier's files verified, wall time. The modes alternate so tha
 see the same machine load.
 
     python benchmarks/bench_verify.py --tables 10000 --others 10
-    python benchmarks/bench_verify.py --tables 10000 --url s3://bucket/lake  (moto / S3)
+    python benchmarks/bench_verify.py --tables 2000 --s3     (a moto S3 server on 127.0.0.1)
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import os
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 from trinityfs import Lakehouse
 
@@ -65,11 +68,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", type=int, default=10_000)
     parser.add_argument("--others", type=int, default=10, help="commits by another writer")
-    parser.add_argument("--url", help="an empty lakehouse URL (default: a temporary directory)")
+    parser.add_argument("--s3", action="store_true", help="on a moto S3 server (127.0.0.1)")
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
-    options = {} if args.url and "://" in args.url else {"fsync": False}
-    url = args.url or os.path.join(tempfile.mkdtemp(prefix="bench_verify_"), "lake")
+    with contextlib.ExitStack() as stack:
+        if args.s3:
+            import logging
+
+            logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's request log
+            sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+            from s3_server import moto_s3
+
+            options = stack.enter_context(moto_s3("bench-verify"))
+            url = "s3://bench-verify/lake"
+        else:
+            options = {"fsync": False}
+            url = os.path.join(tempfile.mkdtemp(prefix="bench_verify_"), "lake")
+        run(url, options, args)
+
+
+def run(url: str, options: dict, args: argparse.Namespace) -> None:
     started = time.perf_counter()
     build(url, args.tables, options)
     print(f"lakehouse: {args.tables} tables at {url} ({time.perf_counter() - started:.1f} s)")
