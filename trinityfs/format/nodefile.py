@@ -68,9 +68,30 @@ def _is_decimal(text: object) -> bool:
     return isinstance(text, str) and text.isascii() and text.isdigit()
 
 
+# Below this many values a column is checked by a Python loop instead of a
+# pyarrow.compute kernel: each kernel call costs 10-100 us (a regex kernel compiles its
+# pattern on every call), more than the loop over a small node's rows. Every commit
+# encodes the root and most roots and nodes read cold are small, so this is most calls.
+_VECTOR_MIN = 256
+
+
 def _first(mask: pa.Array) -> int:
     """Index of the first true entry of a boolean array (nulls count as false), or -1."""
-    return pc.index(pc.fill_null(mask, False), True).as_py()
+    if not mask.true_count:  # a cheap popcount; the common answer
+        return -1
+    return pc.index(mask, True).as_py()  # a null never equals True
+
+
+def _first_unsafe(column: pa.Array, rows: list | None = None) -> int:
+    """Index of the first non-null value of a string column (or of `rows`, the same
+    values as a list) that is not a safe location, or -1: one regex kernel over a large
+    column, unsafe_location_problem per value over a small one (the same rules)."""
+    if rows is None and len(column) - column.null_count >= _VECTOR_MIN:
+        return _first(pc.match_substring_regex(column, UNSAFE_LOCATION_PATTERN))
+    for i, value in enumerate(column.to_pylist() if rows is None else rows):
+        if value is not None and unsafe_location_problem(value) is not None:
+            return i
+    return -1
 
 
 def _check_order(order: object) -> int:
@@ -147,6 +168,29 @@ def _check_key_table(node: NodeFile, order: int) -> None:
 _BUFFER_TYPE = pa.struct([("key", pa.string()), ("value", pa.string()), ("txn", pa.uint64())])
 
 
+def _small_buffer_lists(buffer: list) -> tuple[list, list, list] | None:
+    """(keys, values, txns as text) of a small buffer whose messages are all plain
+    (key str, safe location or None, int version) tuples; None when any is not (then
+    `_buffer_columns` checks it and names the problem)."""
+    if len(buffer) >= _VECTOR_MIN:
+        return None
+    keys: list[str] = []
+    values: list[str | None] = []
+    txns: list[str] = []
+    for message in buffer:
+        if type(message) is not tuple or len(message) != 3:
+            return None
+        key, value, txn = message
+        if type(key) is not str or type(txn) is not int or not 0 <= txn <= MAX_VERSION:
+            return None
+        if value is not None and (type(value) is not str or unsafe_location_problem(value)):
+            return None
+        keys.append(key)
+        values.append(value)
+        txns.append(str(txn))
+    return keys, values, txns
+
+
 def _buffer_columns(buffer: list) -> tuple[pa.Array, pa.Array, pa.Array]:
     if not isinstance(buffer, list):
         raise _encode_error(f"buffer must be a list, got {type(buffer).__name__}")
@@ -168,7 +212,7 @@ def _buffer_columns(buffer: list) -> tuple[pa.Array, pa.Array, pa.Array]:
     keys, values, txns = (messages.field(i) for i in range(3))
     if keys.null_count:
         raise _encode_error(f"buffer message {_first(keys.is_null())} has no key")
-    bad = _first(pc.match_substring_regex(values, UNSAFE_LOCATION_PATTERN))
+    bad = _first_unsafe(values)
     if bad >= 0:
         _check_encode_location(values[bad].as_py(), f"buffer message {bad}")
     return keys, values, txns.cast(pa.string())
@@ -194,7 +238,8 @@ def encode_node(node: NodeFile, order: int, *, compression: str | None = None) -
         raise InvalidArgumentError(f"expected a NodeFile, got {type(node).__name__}")
     system = _system_rows(node)
     _check_key_table(node, order)
-    buf_keys, buf_values, buf_txns = _buffer_columns(node.buffer)
+    if not isinstance(node.buffer, list):
+        raise _encode_error(f"buffer must be a list, got {type(node.buffer).__name__}")
 
     k = len(node.keys)
     n_sys = len(system)
@@ -205,35 +250,65 @@ def encode_node(node: NodeFile, order: int, *, compression: str | None = None) -
     head_pnodes = [None] * n_sys + children + padding
     head_txns = [None] * (n_sys + order)
 
-    def column(head: list, tail: pa.Array | None, tail_len: int) -> pa.Array:
-        head_arr = pa.array(head, type=pa.string())
-        if tail is None:
-            tail = pa.nulls(tail_len, type=pa.string())
-        return pa.concat_arrays([head_arr, tail])
+    arrays = _small_columns(node.buffer, head_keys, head_values, head_pnodes, head_txns)
+    if arrays is None:
+        buf_keys, buf_values, buf_txns = _buffer_columns(node.buffer)
 
-    n_buf = len(buf_keys)
-    arrays = [
-        column(head_keys, buf_keys, n_buf),
-        column(head_values, buf_values, n_buf),
-        column(head_pnodes, None, n_buf),
-        column(head_txns, buf_txns, n_buf),
-    ]
+        def column(head: list, tail: pa.Array | None, tail_len: int) -> pa.Array:
+            head_arr = pa.array(head, type=pa.string())
+            if tail is None:
+                tail = pa.nulls(tail_len, type=pa.string())
+            return pa.concat_arrays([head_arr, tail])
+
+        n_buf = len(buf_keys)
+        arrays = [
+            column(head_keys, buf_keys, n_buf),
+            column(head_values, buf_values, n_buf),
+            column(head_pnodes, None, n_buf),
+            column(head_txns, buf_txns, n_buf),
+        ]
     # The rows checksum makes every node file, roots included, verifiable on read.
     schema = with_rows_digest(SCHEMA, arrays)
     batch = pa.RecordBatch.from_arrays(arrays, schema=schema)
     sink = pa.BufferOutputStream()
-    options = pa.ipc.IpcWriteOptions(compression=compression)
+    options = pa.ipc.IpcWriteOptions(compression=compression, use_threads=False)
     with pa.ipc.new_file(sink, schema, options=options) as writer:
         writer.write_batch(batch)
     return sink.getvalue().to_pybytes()
 
 
+def _small_columns(
+    buffer: list, head_keys: list, head_values: list, head_pnodes: list, head_txns: list
+) -> list[pa.Array] | None:
+    """The four columns built straight from Python lists (one conversion each) when the
+    buffer is small and plain; None sends the caller to `_buffer_columns`."""
+    lists = _small_buffer_lists(buffer)
+    if lists is None:
+        return None
+    keys, values, txns = lists
+    try:
+        return [
+            pa.array(head_keys + keys, type=pa.string()),
+            pa.array(head_values + values, type=pa.string()),
+            pa.array(head_pnodes + [None] * len(keys), type=pa.string()),
+            pa.array(head_txns + txns, type=pa.string()),
+        ]
+    except (pa.ArrowException, UnicodeError):  # e.g. a lone surrogate: say it precisely
+        return None
+
+
 # ---------------------------------------------------------------------------- decoding
+
+
+# One node file's dozen buffers are (de)compressed on the calling thread: handing each
+# to Arrow's thread pool costs more than the work (about 2x per small file measured);
+# readers wanting parallelism decode several files at once instead.
+_READ_OPTIONS = pa.ipc.IpcReadOptions(use_threads=False)
 
 
 def _read_table(data: bytes, path: str) -> pa.Table:
     try:
-        with pa.ipc.open_file(pa.py_buffer(data)) as reader:
+        with pa.ipc.open_file(pa.py_buffer(data), options=_READ_OPTIONS) as reader:
             table = reader.read_all()
         # Full validation checks offsets and UTF-8, so hostile bytes cannot reach the
         # compute kernels below.
@@ -287,12 +362,12 @@ def _decode_system(cols: list[pa.Array], start: int, path: str) -> dict[str, str
 def _decode_key_table(
     cols: list[pa.Array], start: int, size: int, path: str
 ) -> tuple[list[str], list[str], list[str] | None]:
-    for column, what in ((cols[1], "value"), (cols[2], "child pointer")):
-        rows = column.slice(start, size)
-        bad = _first(pc.match_substring_regex(rows, UNSAFE_LOCATION_PATTERN))
-        if bad >= 0:  # one vectorized scan instead of a regex per row
-            _check_location(rows[bad].as_py(), path, f"row {start + bad} ({what})")
     keys, values, pnodes, txns = (col.slice(start, size).to_pylist() for col in cols)
+    for column, rows, what in ((cols[1], values, "value"), (cols[2], pnodes, "child pointer")):
+        vector = size >= _VECTOR_MIN  # one regex kernel over a large key table
+        bad = _first_unsafe(column.slice(start, size), None if vector else rows)
+        if bad >= 0:
+            _check_location(rows[bad], path, f"row {start + bad} ({what})")
     leftmost = pnodes[0]
     internal = leftmost is not None
     k = 0
@@ -343,21 +418,43 @@ def _decode_buffer(
         raise CorruptFileError(
             path, f"row {start + _first(txns.is_null())}: buffer message has no txn"
         )
-    bad = _first(pc.invert(pc.match_substring_regex(txns, _DECIMAL)))
+    if len(txns) >= _VECTOR_MIN:
+        bad = _first(pc.invert(pc.match_substring_regex(txns, _DECIMAL)))
+    else:
+        texts = txns.to_pylist()
+        bad = next((i for i, t in enumerate(texts) if not (t.isascii() and t.isdigit())), -1)
     if bad >= 0:
         raise CorruptFileError(
             path,
             f"row {start + bad}: buffer txn {txns[bad].as_py()!r} is not a "
             f"non-negative decimal integer",
         )
-    bad = _first(pc.match_substring_regex(values, UNSAFE_LOCATION_PATTERN))
+    bad = _first_unsafe(values)
     if bad >= 0:
         _check_location(values[bad].as_py(), path, f"row {start + bad} (buffer value)")
-    try:
-        versions = pc.cast(txns, pa.uint64()).to_pylist()
-    except pa.ArrowException:
-        raise CorruptFileError(path, "a buffer txn does not fit in 64 bits") from None
+    if len(txns) >= _VECTOR_MIN:
+        try:
+            versions = pc.cast(txns, pa.uint64()).to_pylist()
+        except pa.ArrowException:
+            raise CorruptFileError(path, "a buffer txn does not fit in 64 bits") from None
+    else:
+        versions = [int(t) for t in texts]
+        if any(v > MAX_VERSION for v in versions):
+            raise CorruptFileError(path, "a buffer txn does not fit in 64 bits")
     return list(zip(keys.to_pylist(), values.to_pylist(), versions, strict=True))
+
+
+def _key_table_start(cols: list[pa.Array]) -> int:
+    """The first row with both key and value null (row 0 of the key table), or -1.
+    System rows are few, so the first rows are looked at in Python."""
+    head = min(len(cols[0]), 64)
+    keys, values = cols[0].slice(0, head).to_pylist(), cols[1].slice(0, head).to_pylist()
+    for i, (key, value) in enumerate(zip(keys, values, strict=True)):
+        if key is None and value is None:
+            return i
+    if head == len(cols[0]):
+        return -1
+    return _first(pc.and_(cols[0].is_null(), cols[1].is_null()))
 
 
 def decode_node(data: bytes, order: int | None, path: str) -> NodeFile:
@@ -378,11 +475,15 @@ def decode_node(data: bytes, order: int | None, path: str) -> NodeFile:
     if not named:
         verify_rows_digest(table.schema, cols, path)
     n_rows = table.num_rows
-    start = _first(pc.and_(cols[0].is_null(), cols[1].is_null()))
+    start = _key_table_start(cols)
     if start < 0:
         raise CorruptFileError(path, "no key table (no row with both key and value null)")
     if order is None:
-        end = _first(cols[3].slice(start).is_valid())
+        txns = cols[3].slice(start)
+        if len(txns) >= _VECTOR_MIN:
+            end = _first(txns.is_valid())
+        else:
+            end = next((i for i, txn in enumerate(txns.to_pylist()) if txn is not None), -1)
         size = n_rows - start if end < 0 else end
         if size < MIN_ORDER:
             raise CorruptFileError(
