@@ -22,13 +22,15 @@ class Recorder:
     """Every storage request of one Storage as (operation, location)."""
 
     OPS = ("read", "exists", "write", "create_if_absent", "write_immutable_many", "list")
+    ALIASES = {"overwrite_advisory": "write"}  # the hint: a write request like any other
 
     def __init__(self, storage: Storage):
         self.calls: list[tuple[str, str]] = []
-        for op in self.OPS:
+        for op in (*self.OPS, *self.ALIASES):
             real = getattr(storage, op)
+            name = self.ALIASES.get(op, op)
 
-            def recorded(*args, _op=op, _real=real, **kwargs):
+            def recorded(*args, _op=name, _real=real, **kwargs):
                 where = args[0] if args else ""
                 self.calls.append((_op, where if isinstance(where, str) else "<batch>"))
                 return _real(*args, **kwargs)

@@ -53,6 +53,13 @@ class Backend(ABC):
         `durable=False` may skip flushing to stable storage (for best-effort files).
         """
 
+    def overwrite_advisory(self, loc: str, data: bytes) -> None:
+        """Overwrite a small advisory file (the latest-version hint) as cheaply as the
+        store allows, without flushing it. Its readers parse and check what they read
+        (a hint only says where to start probing), so a store may let a racing reader
+        see a mix of old and new bytes (local disk does: `LocalBackend`)."""
+        self.write(loc, data, durable=False)
+
     def write_new(self, loc: str, data: bytes) -> None:
         """Write a file whose name is new and unique (nothing to overwrite)."""
         self.write(loc, data)

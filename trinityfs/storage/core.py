@@ -134,6 +134,16 @@ class Storage:
         with self._errors("write", loc):
             self.backend.write(loc, data, durable)
 
+    def overwrite_advisory(self, loc: str, data: Bytes) -> None:
+        """Overwrite a best-effort file whose readers check what they read (the hint):
+        no flush, and on local disk in place (`Backend.overwrite_advisory`)."""
+        loc = _validate(loc)
+        data = _as_bytes(data)
+        self.cache.discard(loc)
+        self.stats.record("write", bytes_written=len(data))
+        with self._errors("write", loc):
+            self.backend.overwrite_advisory(loc, data)
+
     def write_immutable(self, loc: str, data: Bytes) -> None:
         """Write a new file under a unique name (node, definition) and cache its bytes."""
         loc = _validate(loc)

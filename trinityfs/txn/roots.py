@@ -139,7 +139,7 @@ class RootStore:
     def write_hint(self, version: int) -> None:
         """Best effort: a stale hint only costs a few more probes."""
         try:
-            self.storage.write(LATEST_HINT, str(version).encode(), durable=False)
+            self.storage.overwrite_advisory(LATEST_HINT, str(version).encode())
         except TrinityError as exc:
             log.warning("could not update %s: %s", LATEST_HINT, exc)
             return
