@@ -8,7 +8,7 @@ requests and maps errors to `trinityfs.errors`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -71,6 +71,12 @@ class Backend(ABC):
     def sync(self, locs: Sequence[str]) -> None:  # noqa: B027 - most stores need nothing
         """Make the `write_new_unsynced` files `locs` durable (no-op where writes are)."""
 
+    def start_sync(self, locs: Sequence[str]) -> Callable[[], None]:
+        """Begin making `locs` durable; the returned function waits until they are (and
+        raises what a flush raised). Stores whose writes are durable already: at once."""
+        self.sync(locs)
+        return _done
+
     @abstractmethod
     def create_if_absent(self, loc: str, data: bytes) -> bool:
         """Atomically create; False if it already existed. Never shows a partial file."""
@@ -104,3 +110,7 @@ def to_epoch(value: Any) -> float | None:
         except ValueError:
             return None
     return None
+
+
+def _done() -> None:
+    """A flush that already finished."""

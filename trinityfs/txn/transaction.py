@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 
 from trinityfs.errors import (
     AmbiguousWriteError,
@@ -63,6 +64,8 @@ class Transaction:
         # and the monotonic time by which the root must be created
         self._ldef_location: str | None = None
         self._deadline = 0.0
+        # waits until the files written for the commit are durable (flushed meanwhile)
+        self._files_durable: Callable[[], None] = _durable_already
         # (version, root bytes, root, base, source) of a create with an unknown outcome
         self._unsettled: tuple[int, bytes, Node, Snapshot, int | None] | None = None
 
@@ -223,7 +226,8 @@ class Transaction:
                 ldef_bytes = encode_definition(self.new_lakehouse_def)
                 ldef_location = new_lakehouse_def_location(ldef_bytes)
                 self.files[ldef_location] = ldef_bytes
-            self.engine.storage.write_immutable_many(self.files)
+            # flushed while the root is built; waited for before the root is created
+            self._files_durable = self.engine.storage.write_immutable_many(self.files, wait=False)
             self._ldef_location = ldef_location
             self._deadline = time.monotonic() + commit_window_millis(self.base.lakehouse_def) / 1000
         base, ldef_location = self.base, self._ldef_location
@@ -243,6 +247,7 @@ class Transaction:
             source = base.version if self.source_may_be_old and base is self.base else None
             if source is not None:
                 check_source_kept(self.engine, source, f"transaction based on version {source}")
+            self._wait_files_durable()
             try:
                 created = create_root(self.engine, version, root_bytes, root, source=source)
             except AmbiguousWriteError:
@@ -261,6 +266,17 @@ class Transaction:
             base, ldef_location = self._rebase(base, ldef_location)
             self._ldef_location = ldef_location
             self.replays += 1
+
+    def _wait_files_durable(self) -> None:
+        """Wait for the flush of this commit's files, started before its root was built:
+        no root is created before every file it references is durable. A failed flush
+        fails the commit before any root exists (as a failed write did before)."""
+        durable, self._files_durable = self._files_durable, _durable_already
+        try:
+            durable()
+        except BaseException:
+            self._ldef_location = None
+            raise
 
     def settle(self) -> int | None:
         """Settle a commit whose outcome was unknown: the version if it landed, None
@@ -375,3 +391,7 @@ class Transaction:
         self.deps.to_reapply.clear()
         if files:
             self.engine.storage.write_immutable_many(files)
+
+
+def _durable_already() -> None:
+    """No flush is pending."""
