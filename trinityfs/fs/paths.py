@@ -28,6 +28,7 @@ a pattern, an explicit glob flag of the CLI) expand them, where `[*]` matches a 
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from typing import Literal
@@ -168,7 +169,21 @@ def parse_ref(text: str) -> VersionRef:
 
 
 def parse_path(path: str | os.PathLike) -> TrinityPath:
-    """Parse a filesystem path (with or without `trinity://`) into a `TrinityPath`."""
+    """Parse a filesystem path (with or without `trinity://`) into a `TrinityPath`.
+
+    Parsing depends on the text alone and a TrinityPath never changes, so parsed
+    strings are remembered (a warm `cat` parses the same few paths again and again)."""
+    if isinstance(path, str):
+        return _parse_text(path)
+    return _parse(path)
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse_text(path: str) -> TrinityPath:
+    return _parse(path)
+
+
+def _parse(path: str | os.PathLike) -> TrinityPath:
     canonical = strip_protocol(path)
     parts = canonical.split("/")[1:] if canonical != "/" else []
     if parts and parts[0] == VERSIONS_DIR:

@@ -254,6 +254,13 @@ class ReadingMixin:
     def isfile(self, path: str) -> bool:
         return self._light(path) == "file"
 
+    def cat(self, path, recursive=False, on_error="raise", **kwargs):
+        """fsspec's cat; one exact path (the common call) goes straight to `cat_file`,
+        as fsspec's would after expanding it to itself (names are literal here)."""
+        if isinstance(path, str) and not recursive and "assume_literal" not in kwargs:
+            return self.cat_file(self._strip_protocol(path), **kwargs)
+        return super().cat(path, recursive=recursive, on_error=on_error, **kwargs)
+
     def cat_file(
         self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any
     ) -> bytes:

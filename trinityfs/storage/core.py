@@ -86,11 +86,15 @@ class Storage:
         self.cache.discard(loc)
 
     def exists(self, loc: str) -> bool:
-        """Whether a file exists at `loc`."""
+        """Whether a file exists at `loc` (a warm reader's one request: kept lean)."""
         loc = _validate(loc)
         self.stats.record("exists")
-        with self._errors("exists", loc):
+        try:
             return self.backend.exists(loc)
+        except TrinityError:
+            raise
+        except Exception as e:
+            raise self._mapped("exists", loc, e) from e
 
     def size(self, loc: str) -> int:
         """The file's size in bytes; StorageFileNotFoundError if it is missing."""
@@ -292,14 +296,18 @@ class Storage:
             yield
         except TrinityError:
             raise
-        except FileNotFoundError as e:
-            if missing_is_not_found:
-                raise StorageFileNotFoundError(loc) from e
-            raise StorageError(f"{op} of {loc!r} under {self.url} failed: {e}") from e
         except Exception as e:
-            raise StorageError(
-                f"{op} of {loc!r} under {self.url} failed: {type(e).__name__}: {e}"
-            ) from e
+            raise self._mapped(op, loc, e, missing_is_not_found=missing_is_not_found) from e
+
+    def _mapped(
+        self, op: str, loc: str, e: Exception, *, missing_is_not_found: bool = False
+    ) -> Exception:
+        """The trinityfs error for a store's exception `e`."""
+        if isinstance(e, FileNotFoundError):
+            if missing_is_not_found:
+                return StorageFileNotFoundError(loc)
+            return StorageError(f"{op} of {loc!r} under {self.url} failed: {e}")
+        return StorageError(f"{op} of {loc!r} under {self.url} failed: {type(e).__name__}: {e}")
 
     def __getstate__(self) -> dict[str, Any]:
         return {"args": self._init_args}
