@@ -223,3 +223,20 @@ def test_tree_mode_refuses_dropping_a_damaged_table_the_default_drops_it(pristin
     with pytest.raises(CorruptFileError, match=location.rpartition("/")[2]):
         Lakehouse.open(str(lake.path), **OPEN, verify="tree").drop_table("ns", "t007")
     assert Lakehouse.open(str(lake.path), **OPEN).drop_table("ns", "t007") == latest + 1
+
+
+def test_server_and_pyiceberg_catalog_take_the_verify_mode(tmp_path, monkeypatch):
+    pytest.importorskip("starlette")
+    from trinityfs.iceberg import TrinityCatalog
+    from trinityfs.rest.options import ServerConfig
+    from trinityfs.rest.server import build_service
+
+    url = str(build_tables_lake(tmp_path / "lake", 1))
+    monkeypatch.delenv("TRINITYFS_VERIFY", raising=False)
+    assert build_service(ServerConfig(root=url)).lake.verify == "reads"
+    assert build_service(ServerConfig(root=url, verify="tree")).lake.verify == "tree"
+    monkeypatch.setenv("TRINITYFS_VERIFY", "tree")  # what the mount and the server follow
+    assert build_service(ServerConfig(root=url)).lake.verify == "tree"
+    assert TrinityCatalog("c", root=url, verify="reads").lakehouse.verify == "reads"
+    with pytest.raises(InvalidArgumentError, match="verify"):
+        TrinityCatalog("c", root=url, verify="sometimes")
