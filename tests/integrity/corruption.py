@@ -256,9 +256,15 @@ def run_case(pristine: Pristine, work: Path, kind: str, name: str, content: byte
     # a commit with whole-tree verification (verify="tree"): refused naming the file
     # whenever the tree it would build on reaches damage, else lands fully verified
     detectable = read != "correct" or fsck_flags or independent_flags
+    before = _files(case_dir)
+    markers = {m: (case_dir / m).read_bytes() for m in (LATEST_HINT, OLDEST_VERSION) if m in before}
     strict = strict_commit(pristine, url, kind, location, versions, detectable)
-    if strict != "refused":
-        _damaged_copy(pristine, case_dir, location, content)  # the default commit's turn
+    if strict != "refused":  # the default commit's turn, on the same damaged lakehouse
+        for new in set(_files(case_dir)) - set(before):
+            (case_dir / new).unlink()
+        for marker, data in markers.items():
+            (case_dir / marker).write_bytes(data)
+        assert _files(case_dir) == before
 
     # commits
     committer = Lakehouse.open(url, storage_options=NO_FSYNC)
