@@ -5,16 +5,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from lake_fixtures import SMALL_TREE  # order 4, small node files: several levels deep
+
 from trinityfs import Lakehouse
 
-# order 4 and small node files: a few hundred tables make a tree several levels deep
-SMALL_TREE = {
-    "order": 4,
-    "namespace_name_max_size_bytes": 16,
-    "table_name_max_size_bytes": 16,
-    "view_name_max_size_bytes": 16,
-    "node_file_max_size_bytes": 4 * (16 + 16 + 204) + 600,
-}
 NO_FSYNC = {"fsync": False}
 OPEN = {"storage_options": NO_FSYNC}
 
