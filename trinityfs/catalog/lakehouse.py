@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any, TypeVar
 
+from trinityfs.catalog.bulk import BulkLoad
 from trinityfs.catalog.config import verify_mode
 from trinityfs.catalog.content import RenderCache
 from trinityfs.catalog.distributed import DistributedTransaction
@@ -518,6 +519,15 @@ class Lakehouse(FrontEndPrimitives):
         """Begin a distributed transaction at the latest version (stored at once)."""
         txn = _dtxn.begin(self.engine, isolation=isolation, ttl_millis=ttl_millis, txn_id=txn_id)
         return DistributedTransaction(txn)
+
+    def bulk_load(
+        self, *, lease_millis: int | None = None, spill_dir: str | None = None
+    ) -> BulkLoad:
+        """Create many namespaces, tables and views as one version, with memory that
+        does not grow with the staged objects (trinityfs/catalog/bulk.py); a context
+        manager: leaving the block commits, an exception aborts."""
+        options = {} if lease_millis is None else {"lease_millis": lease_millis}
+        return BulkLoad(self.engine, on_commit=self._saw, spill_dir=spill_dir, **options)
 
     def load_distributed(self, txn_id: str) -> DistributedTransaction:
         """A distributed transaction as of its last save (TransactionExpiredError after

@@ -229,26 +229,11 @@ def encode_node(node: NodeFile, order: int, *, compression: str | None = None) -
     IPC's own buffer compression: still one Arrow IPC file, read by any Arrow reader
     with the codec (padded keys shrink about 5x).
     """
-    _check_order(order)
-    if compression is not None and compression not in NODE_COMPRESSIONS:
-        raise InvalidArgumentError(
-            f"unknown node compression {compression!r}; expected one of {NODE_COMPRESSIONS}"
-        )
-    if not isinstance(node, NodeFile):
-        raise InvalidArgumentError(f"expected a NodeFile, got {type(node).__name__}")
-    system = _system_rows(node)
-    _check_key_table(node, order)
+    head_keys, head_values, head_pnodes, head_txns = node_head_rows(
+        node, order, compression=compression
+    )
     if not isinstance(node.buffer, list):
         raise _encode_error(f"buffer must be a list, got {type(node.buffer).__name__}")
-
-    k = len(node.keys)
-    n_sys = len(system)
-    padding = [None] * (order - 1 - k)
-    children = node.children if node.children is not None else [None] * (k + 1)
-    head_keys = [key for key, _ in system] + [None] + node.keys + padding
-    head_values = [value for _, value in system] + [None] + node.values + padding
-    head_pnodes = [None] * n_sys + children + padding
-    head_txns = [None] * (n_sys + order)
 
     arrays = _small_columns(node.buffer, head_keys, head_values, head_pnodes, head_txns)
     if arrays is None:
@@ -267,6 +252,38 @@ def encode_node(node: NodeFile, order: int, *, compression: str | None = None) -
             column(head_pnodes, None, n_buf),
             column(head_txns, buf_txns, n_buf),
         ]
+    return encode_node_arrays(arrays, compression=compression)
+
+
+def node_head_rows(
+    node: NodeFile, order: int, *, compression: str | None = None
+) -> tuple[list, list, list, list]:
+    """The checked system and key table rows of `node` (its buffer aside), as the
+    key, value, pnode and txn column values (None = null)."""
+    _check_order(order)
+    if compression is not None and compression not in NODE_COMPRESSIONS:
+        raise InvalidArgumentError(
+            f"unknown node compression {compression!r}; expected one of {NODE_COMPRESSIONS}"
+        )
+    if not isinstance(node, NodeFile):
+        raise InvalidArgumentError(f"expected a NodeFile, got {type(node).__name__}")
+    system = _system_rows(node)
+    _check_key_table(node, order)
+    k = len(node.keys)
+    n_sys = len(system)
+    padding = [None] * (order - 1 - k)
+    children = node.children if node.children is not None else [None] * (k + 1)
+    head_keys = [key for key, _ in system] + [None] + node.keys + padding
+    head_values = [value for _, value in system] + [None] + node.values + padding
+    head_pnodes = [None] * n_sys + children + padding
+    head_txns = [None] * (n_sys + order)
+    return head_keys, head_values, head_pnodes, head_txns
+
+
+def encode_node_arrays(arrays: list[pa.Array], *, compression: str | None = None) -> bytes:
+    """The node file of four complete utf8 columns (head rows from `node_head_rows`,
+    then the buffer): `encode_node` without a Python object per message, for a root
+    holding a bulk load's messages (trinityfs/catalog/bulk.py builds the columns)."""
     # The rows checksum makes every node file, roots included, verifiable on read.
     schema = with_rows_digest(SCHEMA, arrays)
     batch = pa.RecordBatch.from_arrays(arrays, schema=schema)

@@ -135,6 +135,9 @@ from trinityfs.txn.engine import Engine, now_millis
 log = logging.getLogger(__name__)
 
 MAX_MARGIN_MILLIS = 60_000
+#: transaction files whose id starts with this are bulk-load leases
+#: (trinityfs/catalog/bulk.py): while one is live, nothing written since it began is swept
+BULK_LEASE_PREFIX = "bulk-"
 
 
 @dataclass(frozen=True)
@@ -346,7 +349,7 @@ def expire(
         )
 
     # 6. sweep
-    sweep = find_unreachable(inventory, live, cutoff)
+    sweep = find_unreachable(inventory, live, _sweep_cutoff(cutoff, live_txns, policy))
     if not dry_run:
         delete_all(storage, [f.location for f in sweep.garbage], threads)
         _repair_marker_after(engine, live.first_version)
@@ -359,6 +362,17 @@ def expire(
     report.requests = {k: after[k] - requests_before[k] for k in after}
     report.elapsed_seconds = time.perf_counter() - started
     return report
+
+
+def _sweep_cutoff(cutoff: int, live_txns: list, policy: RetentionPolicy) -> int:
+    """The sweep's cutoff, moved back to the start of every live bulk-load lease: a bulk
+    load writes its definition files long before its root refers to them."""
+    began = [
+        t.tdef.began_at_millis - policy.margin_millis
+        for t in live_txns
+        if t.tdef is not None and t.tdef.id.startswith(BULK_LEASE_PREFIX)
+    ]
+    return min([cutoff, *began])
 
 
 def _write_marker(engine: Engine, markers: MarkerState, keep_from: int) -> None:

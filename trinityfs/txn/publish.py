@@ -128,7 +128,13 @@ def check_source_kept(engine: Engine, version: int, what: str) -> None:
 
 
 def create_root(
-    engine: Engine, version: int, data: bytes, root: Node, *, source: int | None = None
+    engine: Engine,
+    version: int,
+    data: bytes,
+    root: Node,
+    *,
+    source: int | None = None,
+    remember: bool = True,
 ) -> bool:
     """Create the root of `version` built on the tree of version `source` (when that
     is older than the latest one): True if ours landed, False if another root did.
@@ -139,7 +145,7 @@ def create_root(
     """
     if not engine.roots.create(version, data):
         return False
-    confirm_root(engine, version, root, source=source)
+    confirm_root(engine, version, root, source=source, remember=remember)
     return True
 
 
@@ -156,15 +162,19 @@ def settle_root(engine: Engine, version: int, data: bytes) -> bool:
     return landed
 
 
-def confirm_root(engine: Engine, version: int, root: Node, *, source: int | None = None) -> None:
-    """The checks after our root landed, then the hint and the root cache."""
+def confirm_root(
+    engine: Engine, version: int, root: Node, *, source: int | None = None, remember: bool = True
+) -> None:
+    """The checks after our root landed, then the hint and the root cache (not when
+    `root` is not the whole root: a bulk load's, whose messages stay in Arrow columns)."""
     _check_not_below_oldest(engine, version)
     if source is not None and not _source_still_exists(engine, version, source):
         raise SourceExpiredError(version, source)
     if engine.roots.hint_due(version):  # amortised: see trinityfs/txn/roots.py
         engine.roots.write_hint(version)
     root.location = root_node_file(version)
-    engine.roots.remember(version, root)
+    if remember:
+        engine.roots.remember(version, root)
 
 
 def _source_still_exists(engine: Engine, version: int, source: int) -> bool:

@@ -1,0 +1,343 @@
+"""Bulk load (issue 13 item 5): many creates as one version in bounded memory, with the
+guarantees of a transaction (atomic, conflicts, expiration, verifiable files)."""
+
+from __future__ import annotations
+
+import os
+import tracemalloc
+
+import pytest
+from expire_clock import expiring_later
+
+import trinityfs.catalog.bulk as bulk_module
+from trinityfs import Lakehouse
+from trinityfs.errors import (
+    AlreadyExistsError,
+    CommitConflictError,
+    NamespaceNotFoundError,
+    StorageError,
+    TransactionExpiredError,
+    TransactionNotFoundError,
+)
+from trinityfs.format.integrity import verify_named_content
+from trinityfs.format.paths import transaction_location
+
+
+def _files(lake: Lakehouse) -> set[str]:
+    return {entry.location for entry in lake.storage.list("")}
+
+
+@pytest.fixture
+def blake(tmp_path) -> Lakehouse:
+    lake = Lakehouse.create(str(tmp_path / "lake"))
+    lake.create_namespace("ns")
+    return lake
+
+
+def _definitions(lake: Lakehouse) -> set[str]:
+    return {f for f in _files(lake) if "table-" in f or "view-" in f}
+
+
+def test_bulk_load_commits_every_create_as_one_version(blake) -> None:
+    before = blake.latest_version()
+    with blake.bulk_load() as load:
+        load.create_namespace("other", {"owner": "me"})
+        for i in range(500):
+            load.create_table("ns", f"t{(i * 7919) % 500:04d}", {"table_format": "ICEBERG"})
+        load.create_view("other", "v")
+        load.create_table("other", "t")
+    assert load.committed_version == before + 1 == blake.latest_version()
+    assert len(blake.list_tables("ns")) == 500
+    assert blake.list_tables("other") == ["t"] and blake.list_views("other") == ["v"]
+    assert blake.snapshot().namespace_properties("other") == {"owner": "me"}
+    assert blake.describe_table("ns", "t0042").table_format == "ICEBERG"
+    # the version's root holds exactly its messages (FORMAT.md: the root tells what changed)
+    changes = blake.engine.changes(load.committed_version)
+    assert len(changes) == 503
+    for location in changes.values():  # content-hash names verify
+        assert verify_named_content(location, blake.storage.read_immutable(location))
+    assert not any("txn-" in f for f in _files(blake))  # the lease is gone
+    blake.check()
+    blake.create_table("ns", "after")  # the next commit merges the load into the tree
+    blake.check()
+    assert len(blake.list_tables("ns")) == 501
+
+
+def test_an_empty_bulk_load_commits_nothing(blake) -> None:
+    before = blake.latest_version()
+    with blake.bulk_load() as load:
+        pass
+    assert load.committed_version is None and blake.latest_version() == before
+    assert not any("txn-" in f for f in _files(blake))
+
+
+def test_a_failure_mid_load_leaves_nothing_visible_and_no_files(blake, monkeypatch) -> None:
+    before_version, before_files = blake.latest_version(), _files(blake)
+    real = blake.storage.write_immutable_many
+    calls = []
+
+    def failing(files, *args, **kwargs):
+        calls.append(len(files))
+        if len(calls) == 3:
+            raise StorageError("disk full (injected)")
+        return real(files, *args, **kwargs)
+
+    monkeypatch.setattr(blake.storage, "write_immutable_many", failing)
+    with pytest.raises(StorageError, match="injected"), blake.bulk_load() as load:
+        for i in range(5 * bulk_module.FILE_BATCH):
+            load.create_table("ns", f"t{i:05d}")
+    assert load.closed and load.committed_version is None
+    assert blake.latest_version() == before_version
+    assert blake.list_tables("ns") == []
+    assert _files(blake) == before_files  # definitions written so far and the lease: gone
+
+
+def test_a_failure_creating_the_root_leaves_nothing(blake, monkeypatch) -> None:
+    before_version, before_files = blake.latest_version(), _files(blake)
+
+    def refuse(*args, **kwargs):
+        raise StorageError("root create failed (injected)")
+
+    monkeypatch.setattr(bulk_module, "create_root", refuse)
+    load = blake.bulk_load()
+    for i in range(300):
+        load.create_table("ns", f"t{i:04d}")
+    with pytest.raises(StorageError, match="injected"):
+        load.commit()
+    assert blake.latest_version() == before_version and blake.list_tables("ns") == []
+    assert _files(blake) == before_files
+
+
+def test_a_name_taken_at_the_base_is_refused_at_once(blake) -> None:
+    blake.create_table("ns", "taken")
+    blake.create_view("ns", "view")
+    with blake.bulk_load() as load:
+        with pytest.raises(AlreadyExistsError, match=r"ns\.taken"):
+            load.create_table("ns", "taken")
+        with pytest.raises(AlreadyExistsError, match=r"ns\.view"):
+            load.create_table("ns", "view")
+        with pytest.raises(NamespaceNotFoundError):
+            load.create_table("missing", "t")
+        load.create_table("ns", "fine")
+    assert sorted(blake.list_tables("ns")) == ["fine", "taken"]
+
+
+@pytest.mark.parametrize("twice", ["table", "table-and-view"])
+def test_a_name_created_twice_by_the_load_fails_the_commit(blake, twice) -> None:
+    before_files = _files(blake)
+    load = blake.bulk_load()
+    for i in range(50):
+        load.create_table("ns", f"t{i:03d}")
+    if twice == "table":
+        load.create_table("ns", "t007")
+    else:
+        load.create_view("ns", "t007")
+    with pytest.raises(AlreadyExistsError, match=r"ns\.t007"):
+        load.commit()
+    assert blake.list_tables("ns") == [] and _files(blake) == before_files
+
+
+def test_a_concurrent_writer_taking_a_name_is_a_conflict(blake) -> None:
+    before_files = _files(blake)
+    load = blake.bulk_load()
+    for i in range(200):
+        load.create_table("ns", f"t{i:04d}")
+    blake.create_view("ns", "t0150")  # another writer, after the load began
+    with pytest.raises(CommitConflictError, match=r"view 'ns\.t0150'") as err:
+        load.commit()
+    assert err.value.version == blake.latest_version()
+    assert blake.list_tables("ns") == [] and blake.list_views("ns") == ["t0150"]
+    new_definitions = {f for f in _files(blake) - before_files if "table-" in f or "view-" in f}
+    assert len(new_definitions) == 1 and "view-ns-t0150" in new_definitions.pop()
+
+
+def test_a_concurrent_drop_of_the_namespace_is_a_conflict(blake) -> None:
+    blake.create_namespace("gone")
+    load = blake.bulk_load()
+    load.create_table("gone", "t")
+    blake.drop_namespace("gone")
+    with pytest.raises(CommitConflictError, match="namespace 'gone'"):
+        load.commit()
+    assert not blake.snapshot().namespace_exists("gone")
+
+
+def test_a_concurrent_unrelated_commit_is_replayed_onto(blake) -> None:
+    load = blake.bulk_load()
+    for i in range(300):
+        load.create_table("ns", f"t{i:04d}")
+    other = blake.create_table("ns", "other")
+    blake.set_namespace_properties("ns", {"k": "v"})
+    version = load.commit()
+    assert version == other + 2
+    assert len(blake.list_tables("ns")) == 301
+    assert blake.snapshot().namespace_properties("ns") == {"k": "v"}
+    blake.check()
+
+
+def test_a_delete_message_in_the_base_root_is_replaced_by_the_load(blake) -> None:
+    blake.create_table("ns", "back")
+    blake.drop_table("ns", "back")  # the latest root holds a delete message for it
+    with blake.bulk_load() as load:
+        load.create_table("ns", "back", {"table_format": "ICEBERG"})
+        load.create_table("ns", "more")
+    assert blake.describe_table("ns", "back").table_format == "ICEBERG"
+    root = blake.engine.snapshot().root
+    assert root.buffer[blake.snapshot().keys.table_key("ns", "back")][0] is not None
+    blake.check()
+
+
+def test_expiration_during_a_long_load_keeps_its_files(blake) -> None:
+    load = blake.bulk_load(lease_millis=6 * 3600 * 1000)
+    for i in range(3 * bulk_module.FILE_BATCH):  # files are written as the load goes
+        load.create_table("ns", f"t{i:05d}")
+    written = _definitions(blake)
+    assert len(written) >= 2 * bulk_module.FILE_BATCH
+    with expiring_later(minutes=180):  # every file looks 3 hours old, grace at its floor
+        report = blake.expire(max_age_millis=0, min_versions=1, grace_millis=0)
+    assert load.lease_id in report.live_transactions
+    assert written <= _definitions(blake)  # none swept
+    version = load.commit()
+    assert len(blake.list_tables("ns")) == 3 * bulk_module.FILE_BATCH
+    assert blake.latest_version() == version
+    blake.check()
+
+
+def test_expiration_still_sweeps_what_is_old_and_not_the_loads(blake, tmp_path) -> None:
+    blake.create_table("ns", "a")
+    blake.drop_table("ns", "a")  # its definition becomes garbage once versions expire
+    hour_ago = blake.engine.snapshot().created_at_millis / 1000 - 3600
+    for f in _files(blake):
+        if "table-ns-a-" in f:  # written an hour before the load began
+            os.utime(tmp_path / "lake" / f, (hour_ago, hour_ago))
+    load = blake.bulk_load(lease_millis=6 * 3600 * 1000)
+    for i in range(10):
+        load.create_table("ns", f"t{i}")
+    with expiring_later(minutes=180):
+        report = blake.expire(max_age_millis=0, min_versions=1, grace_millis=0)
+    # files older than the lease's start are still swept; the load's are not
+    swept = {f.location for f in report.removed}
+    assert any("table-ns-a-" in s for s in swept)
+    assert not any("table-ns-t" in s for s in swept)
+    load.commit()
+    blake.check()
+
+
+def test_a_crashed_load_is_reclaimed_once_its_lease_lapsed(blake) -> None:
+    before = _definitions(blake)
+    load = blake.bulk_load(lease_millis=60_000)
+    for i in range(2 * bulk_module.FILE_BATCH):
+        load.create_table("ns", f"t{i:05d}")
+    staged = _definitions(blake) - before
+    assert staged
+    del load  # the process "crashed": no commit, no abort
+    with expiring_later(minutes=1):  # lease still live: nothing of it swept
+        blake.expire(max_age_millis=0, min_versions=1, grace_millis=0)
+    assert staged <= _definitions(blake)
+    with expiring_later(minutes=60):  # lapsed for longer than the grace period
+        blake.expire(max_age_millis=0, min_versions=1, grace_millis=0)
+    assert not (staged & _definitions(blake))
+    assert not any("txn-" in f for f in _files(blake))
+    assert blake.list_tables("ns") == []
+
+
+def test_the_lease_is_renewed_while_the_load_runs(blake, monkeypatch) -> None:
+    clock = [bulk_module.now_millis()]
+    monkeypatch.setattr(bulk_module, "now_millis", lambda: clock[0])
+    load = blake.bulk_load(lease_millis=60_000)
+    first = load._lease.expire_at_millis
+    for step in range(5):
+        clock[0] += 30_000  # past a third of the lease each time
+        for i in range(bulk_module.FILE_BATCH):
+            load.create_table("ns", f"t{step}-{i:05d}")
+    assert load._lease.expire_at_millis >= first + 4 * 30_000
+    stored = blake.engine.storage.read(transaction_location(load.lease_id))
+    from trinityfs.lifecycle.dtxn import decode_transaction_def
+
+    tdef = decode_transaction_def(stored, transaction_location(load.lease_id))
+    assert tdef.expire_at_millis == load._lease.expire_at_millis
+    load.commit()
+    assert len(blake.list_tables("ns")) == 5 * bulk_module.FILE_BATCH
+
+
+def test_a_lapsed_lease_refuses_to_commit(blake, monkeypatch) -> None:
+    before_files = _files(blake)
+    load = blake.bulk_load(lease_millis=60_000)
+    for i in range(100):
+        load.create_table("ns", f"t{i}")
+    real = bulk_module.now_millis
+    monkeypatch.setattr(bulk_module, "now_millis", lambda: real() + 120_000)
+    with pytest.raises(TransactionExpiredError, match="lapsed"):
+        load.commit()
+    assert blake.list_tables("ns") == [] and _files(blake) == before_files
+
+
+def test_a_lease_removed_elsewhere_refuses_to_commit(blake) -> None:
+    load = blake.bulk_load()
+    load.create_table("ns", "t")
+    blake.load_distributed(load.lease_id).commit()  # someone commits the lease as a txn
+    with pytest.raises(TransactionNotFoundError, match="lease"):
+        load.commit()
+    assert blake.list_tables("ns") == []
+
+
+def test_bulk_load_onto_a_small_tree_with_history(small_lake) -> None:
+    """Order-4 nodes: the base root's older messages are flushed through splits and
+    merges before the load's messages are appended; every invariant holds."""
+    lake = small_lake
+    lake.create_namespace("ns")
+    for i in range(40):
+        lake.create_table("ns", f"o{i:03d}")
+    for i in range(0, 40, 3):
+        lake.drop_table("ns", f"o{i:03d}")
+    with lake.bulk_load() as load:
+        for i in range(200):
+            load.create_table("ns", f"n{(i * 37) % 200:03d}")
+        load.create_table("ns", "o003")  # dropped before: a delete message somewhere
+    lake.check()
+    names = set(lake.list_tables("ns"))
+    assert len(names) == 200 + 40 - 14 + 1 and "o003" in names
+    lake.create_table("ns", "z")
+    lake.check()
+    assert len(lake.list_tables("ns")) == 228
+
+
+def _staging_peak(lake: Lakehouse, prefix: str, n: int) -> tuple[int, int]:
+    """Peak traced Python memory while staging n creates, and while committing them."""
+    load = lake.bulk_load()
+    load._spill.run_size = 256
+    tracemalloc.start()
+    for i in range(n):
+        load.create_table("ns", f"{prefix}{i:06d}", {"table_format": "ICEBERG"})
+    staging = tracemalloc.get_traced_memory()[1]
+    tracemalloc.reset_peak()
+    load.commit()
+    committing = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return staging, committing
+
+
+def test_staging_memory_does_not_grow_with_the_objects(blake, monkeypatch) -> None:
+    monkeypatch.setattr(bulk_module, "FILE_BATCH", 128)
+    monkeypatch.setattr(bulk_module, "COLUMN_CHUNK", 256)
+    small_stage, small_commit = _staging_peak(blake, "a", 1500)
+    large_stage, large_commit = _staging_peak(blake, "b", 6000)
+    # staging keeps at most run_size pairs and FILE_BATCH files: flat
+    assert large_stage < small_stage * 1.25 + 200_000, (small_stage, large_stage)
+    # committing holds the root's columns (FORMAT.md keeps the messages in the root):
+    # a few hundred bytes per object, no Python object per message
+    per_object = (large_commit - small_commit) / 4500
+    assert per_object < 700, per_object
+
+
+def test_spill_holds_at_most_a_run_in_memory(tmp_path) -> None:
+    from trinityfs.txn.spill import SortedSpill
+
+    pairs = [(f"k{(i * 7919) % 5000:05d}", f"v{i}") for i in range(5000)]
+    with SortedSpill(tmp_path, run_size=300) as spill:
+        for key, value in pairs:
+            spill.add(key, value)
+            assert spill.in_memory < 300
+        assert spill.runs == 5000 // 300
+        assert list(spill.sorted_pairs()) == sorted(pairs)
+        assert list(spill.sorted_pairs()) == sorted(pairs)  # read again
+    assert not any(tmp_path.iterdir())  # closed: the runs are gone

@@ -1,0 +1,529 @@
+"""Bulk load: create many namespaces, tables and views as one version, in bounded memory.
+
+`Lakehouse.bulk_load()` returns a `BulkLoad`. Each create is checked against the base
+version at once (like a transaction's), its definition file is written in batches as
+the load goes, and only its (key, location) pair is kept, in a sorted spill on local
+disk (trinityfs/txn/spill.py). `commit()` streams the sorted pairs into the root of the
+new version: FORMAT.md keeps a version's messages in its root, so the root holds them
+as Arrow columns (about 0.3 KB per object; no Python object per message), and the rest
+of the tree is the latest version's, with its older root messages flushed down first.
+Memory therefore grows only with those root columns, not with staging state.
+
+Guarantees, as for a transaction:
+
+- **Atomic**: nothing is visible until the root is created; a failure before that
+  (an error, `abort()`, leaving a `with` block by an exception) deletes the definition
+  files written so far and the lease.
+- **Conflicts**: each created name must be absent at the base; when other commits land
+  first, their changes are checked against the load (a key it creates, the other kind's
+  key of a name it creates, a namespace it creates objects in being dropped) and the
+  load is rebuilt on the latest root, else CommitConflictError names the object.
+- **Expiration**: the load registers a lease, a distributed-transaction file whose id
+  starts with ``bulk-``; expiration keeps its base version and sweeps nothing written
+  since the lease began while it is live (trinityfs/lifecycle/expire.py). The lease is
+  renewed while the load runs; a load whose lease lapsed (a process stopped longer than
+  `lease_millis`) refuses to commit. A crashed load leaves files nothing references and
+  a lease that lapses: expiration removes both after its grace period.
+- **Verifiable**: definition files get content-hash names like any other.
+
+Creates only (no replace, drop or rename); names created by the load are checked
+against each other when it commits (duplicates, a table and a view sharing a name).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from trinityfs.catalog.model import Kind
+from trinityfs.catalog.names import check_new_name
+from trinityfs.catalog.reader import CatalogReader
+from trinityfs.catalog.writer import Definition, as_definition
+from trinityfs.errors import (
+    AlreadyExistsError,
+    AmbiguousWriteError,
+    CommitConflictError,
+    CommitRetriesExhaustedError,
+    InvalidArgumentError,
+    InvalidNameError,
+    TransactionClosedError,
+    TransactionExpiredError,
+    TransactionNotFoundError,
+    TrinityError,
+)
+from trinityfs.format.definitions import encode_definition, node_file_compression
+from trinityfs.format.keys import KEY_LAKEHOUSE_DEF, KeyCodec
+from trinityfs.format.nodefile import encode_node_arrays, node_head_rows
+from trinityfs.format.paths import new_definition_location, root_node_file, transaction_location
+from trinityfs.format.trinitylake_pb2 import TransactionDef
+from trinityfs.lifecycle import dtxn
+from trinityfs.lifecycle.expire import BULK_LEASE_PREFIX
+from trinityfs.tree import Node, TreeWriter
+from trinityfs.tree.node import MessageBuffer
+from trinityfs.txn.backoff import commit_window_millis
+from trinityfs.txn.commute import describe_key
+from trinityfs.txn.engine import Engine, now_millis
+from trinityfs.txn.publish import (
+    KEY_CREATED_AT,
+    KEY_PREVIOUS_ROOT,
+    create_root,
+    settle_root,
+)
+from trinityfs.txn.snapshot import Snapshot
+from trinityfs.txn.spill import DEFAULT_RUN_SIZE, SortedSpill
+
+DEFAULT_LEASE_MILLIS = 10 * 60 * 1000
+FILE_BATCH = 1024  # definition files written (and synced) together
+COLUMN_CHUNK = 65_536  # root buffer rows converted to Arrow at a time
+
+
+class BulkLoad:
+    """Creates staged in bounded memory and committed as one version; a context manager
+    (leaving the block commits, an exception aborts)."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        on_commit: Callable[[int], None] | None = None,
+        lease_millis: int = DEFAULT_LEASE_MILLIS,
+        spill_dir: str | Path | None = None,
+        run_size: int = DEFAULT_RUN_SIZE,
+    ):
+        self.engine = engine
+        self._on_commit = on_commit
+        self.lease_millis = lease_millis
+        lease = dtxn.begin(
+            engine, ttl_millis=lease_millis, txn_id=f"{BULK_LEASE_PREFIX}{uuid.uuid4()}"
+        )
+        self._lease: TransactionDef = lease.tdef
+        self._renewed_at = now_millis()
+        self.base: Snapshot = lease.base
+        self.reader = CatalogReader(self.base, engine.storage.read_immutable, self.base.version)
+        self.keys: KeyCodec = self.reader.keys
+        self._spill = SortedSpill(spill_dir, run_size)
+        self._files: dict[str, bytes] = {}
+        self._namespaces: set[str] = set()  # created by this load (one entry per namespace)
+        self._must_exist: set[str] = set()  # keys of base namespaces objects are created in
+        self._kinds: set[str] = set()
+        self.files_written = 0
+        self.bytes_written = 0
+        self.committed_version: int | None = None
+        self.closed = False
+        self._unsettled: tuple[int, bytes] | None = None
+
+    @property
+    def lease_id(self) -> str:
+        return self._lease.id
+
+    @property
+    def count(self) -> int:
+        """Objects staged so far."""
+        return self._spill.count
+
+    # -- staging ----------------------------------------------------------------------
+
+    def create_namespace(self, namespace: str, properties: dict[str, str] | None = None) -> None:
+        self._check_open()
+        self.reader._valid("namespace", namespace)
+        check_new_name("namespace", namespace, self._exists_at_base(None))
+        if self.reader.namespace_exists(namespace):
+            raise AlreadyExistsError(f"namespace {namespace!r} already exists")
+        if namespace in self._namespaces:
+            raise AlreadyExistsError(f"namespace {namespace!r} is already created by this load")
+        msg = as_definition("namespace", {"properties": dict(properties or {})})
+        self._namespaces.add(namespace)
+        self._stage("namespace", self.keys.namespace_key(namespace), namespace, None, msg)
+
+    def create_table(self, namespace: str, name: str, definition: Definition = None) -> None:
+        self.create("table", namespace, name, definition)
+
+    def create_view(self, namespace: str, name: str, definition: Definition = None) -> None:
+        self.create("view", namespace, name, definition)
+
+    def create(self, kind: Kind, namespace: str, name: str, definition: Definition = None) -> None:
+        """Stage the creation of a table or view (checked against the base version)."""
+        self._check_open()
+        if kind not in ("table", "view"):
+            raise InvalidNameError(f"a bulk load creates tables and views, not {kind!r}")
+        self.reader._valid(kind, name)
+        if namespace not in self._namespaces:
+            self.reader._namespace_location(namespace)  # NamespaceNotFoundError
+            self._must_exist.add(self.keys.namespace_key(namespace))
+            existing = self.reader.object_kind(namespace, name)
+            if existing is not None:
+                raise AlreadyExistsError(f"{existing} {namespace}.{name} already exists")
+            check_new_name(kind, name, self._exists_at_base(namespace))
+        else:
+            check_new_name(kind, name)
+        msg = as_definition(kind, definition)
+        self._stage(kind, self.keys.object_key(kind, namespace, name), namespace, name, msg)
+
+    def _exists_at_base(self, namespace: str | None) -> Callable[[str], bool]:
+        def exists(other: str) -> bool:
+            try:
+                if namespace is None:
+                    return self.reader.namespace_exists(other)
+                return self.reader.object_kind(namespace, other) is not None
+            except InvalidNameError:
+                return False
+
+        return exists
+
+    def _stage(self, kind: str, key: str, namespace: str, name: str | None, msg) -> None:
+        if not msg.id:
+            msg.id = str(uuid.uuid4())
+        data = encode_definition(msg)
+        location = new_definition_location(kind, namespace, name, data)
+        self._files[location] = data
+        self._spill.add(key, location)
+        self._kinds.add(kind)
+        if len(self._files) >= FILE_BATCH:
+            self._write_files()
+
+    def _write_files(self) -> None:
+        if not self._files:
+            return
+        self._renew_lease()  # before writing: files must never outlive a lapsed lease
+        storage = self.engine.storage
+        storage.write_immutable_many(self._files)
+        for location in self._files:  # nobody reads them back now: keep the cache small
+            storage.forget(location)
+        self.files_written += len(self._files)
+        self.bytes_written += sum(len(d) for d in self._files.values())
+        self._files = {}
+
+    # -- the lease --------------------------------------------------------------------
+
+    def _renew_lease(self, *, force: bool = False) -> None:
+        """Keep the lease live: refuse once it lapsed, extend it every third of its TTL."""
+        now = now_millis()
+        if now >= self._lease.expire_at_millis:
+            raise TransactionExpiredError(
+                f"bulk load lease {self.lease_id} lapsed at {self._lease.expire_at_millis} "
+                f"({now - self._lease.expire_at_millis} ms ago; the process was stopped "
+                "longer than lease_millis): expiration may have removed its files; nothing "
+                "was committed"
+            )
+        if not force and now - self._renewed_at < self.lease_millis // 3:
+            return
+        storage = self.engine.storage
+        location = transaction_location(self.lease_id)
+        if not storage.exists(location):
+            raise TransactionNotFoundError(
+                f"bulk load lease {self.lease_id} was removed (committed or aborted as a "
+                "distributed transaction elsewhere?); nothing was committed"
+            )
+        lease = TransactionDef()
+        lease.CopyFrom(self._lease)
+        lease.expire_at_millis = now + self.lease_millis
+        storage.write(location, dtxn.encode_transaction_def(lease))
+        self._lease = lease
+        self._renewed_at = now
+
+    def _drop_lease(self) -> None:
+        with contextlib.suppress(TrinityError):  # else it lapses; expiration removes it
+            self.engine.storage.delete(transaction_location(self.lease_id))
+
+    # -- commit -----------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self.closed:
+            if self.committed_version is not None:
+                raise TransactionClosedError(
+                    f"the bulk load was committed as version {self.committed_version}"
+                )
+            raise TransactionClosedError("the bulk load is already committed or aborted")
+
+    def __enter__(self) -> BulkLoad:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.commit()
+        elif not self.closed:
+            self.abort()
+
+    def commit(self) -> int:
+        """Commit every staged create as one new version; returns it.
+
+        Raises CommitConflictError (nothing committed, the load aborted) when another
+        commit took a name or dropped a namespace it needs; AlreadyExistsError when
+        the load itself creates a name twice.
+        """
+        if self._unsettled is not None:
+            landed = self._settle()
+            if landed is not None:
+                return landed
+        self._check_open()
+        try:
+            self._write_files()
+            if self._spill.count == 0:
+                self._finish(None)
+                return self.base.version
+            self._check_own_names()
+            return self._publish()
+        except AmbiguousWriteError:
+            raise  # the outcome is unknown: keep files and lease; commit() again settles
+        except BaseException:
+            if not self.closed:
+                self.abort()
+            raise
+
+    def _publish(self) -> int:
+        engine = self.engine
+        deadline = time.monotonic() + commit_window_millis(self.base.lakehouse_def) / 1000
+        base = self.base
+        lost = 0
+        while True:
+            latest = engine.roots.latest_version()
+            if latest > base.version:
+                self._validate(base.version, latest)
+                base = engine.snapshot(latest)
+            version = base.version + 1
+            data, root = self._build_root(base, version)
+            self._renew_lease(force=True)  # alive and still ours right before the create
+            if time.monotonic() > deadline:
+                raise CommitRetriesExhaustedError(
+                    f"bulk load gave up on version {version} after {lost} lost races; "
+                    "nothing was committed"
+                )
+            try:
+                created = create_root(engine, version, data, root, remember=False)
+            except AmbiguousWriteError:
+                self._unsettled = (version, data)
+                raise
+            if created:
+                self._finish(version)
+                return version
+            lost += 1
+            time.sleep(min(0.5, 0.005 * 2**lost) * random.random())
+
+    def _settle(self) -> int | None:
+        assert self._unsettled is not None
+        version, data = self._unsettled
+        landed = settle_root(self.engine, version, data)  # AmbiguousWriteError again
+        self._unsettled = None
+        if landed:
+            self._finish(version)
+            return version
+        return None
+
+    def _finish(self, version: int | None) -> None:
+        self.committed_version = version
+        self.closed = True
+        self._drop_lease()
+        self._spill.close()
+        if version is not None and self._on_commit is not None:
+            self._on_commit(version)
+
+    def abort(self) -> None:
+        """Forget the load: delete the definition files written so far and the lease."""
+        if self.closed:
+            return
+        self.closed = True
+        self._files = {}
+        storage = self.engine.storage
+        try:
+            batch: list[str] = []
+            for _key, location in self._spill.sorted_pairs():
+                batch.append(location)
+                if len(batch) >= FILE_BATCH:
+                    _delete_all(storage, batch)
+                    batch = []
+            _delete_all(storage, batch)
+        finally:
+            self._spill.close()
+            self._drop_lease()
+
+    # -- checks -----------------------------------------------------------------------
+
+    def _check_own_names(self) -> None:
+        """Names created twice by this load, or as both a table and a view."""
+        previous = None
+        for key, _location in self._spill.sorted_pairs():
+            if key == previous:
+                raise AlreadyExistsError(
+                    f"{describe_key(key, self.keys)} is created twice by this bulk load"
+                )
+            previous = key
+        if {"table", "view"} <= self._kinds:
+            tables = self._names_of("table")
+            views = self._names_of("view")
+            view = next(views, None)
+            for table in tables:
+                while view is not None and view < table:
+                    view = next(views, None)
+                if view == table:
+                    raise AlreadyExistsError(
+                        f"{table[0]}.{table[1]} is created as both a table and a view by "
+                        "this bulk load"
+                    )
+
+    def _names_of(self, kind: str) -> Iterator[tuple[str, str]]:
+        prefix = self.keys.kind_prefix(kind)
+        for key, _location in self._spill.sorted_pairs():
+            if key.startswith(prefix):
+                decoded = self.keys.decode(key)
+                yield decoded.namespace, decoded.name
+
+    def _validate(self, base_version: int, latest: int) -> None:
+        """Check the changes of versions base_version+1..latest against the load."""
+        watched: dict[str, tuple[int, str]] = {}  # our possible key -> (version, changed key)
+        for version in range(base_version + 1, latest + 1):
+            for key, location in self.engine.changes(version).items():
+                if key in self._must_exist and location is None:
+                    raise CommitConflictError(
+                        key,
+                        version,
+                        f"commit conflict: {describe_key(key, self.keys)} was dropped by "
+                        f"version {version}",
+                    )
+                for mine in self._claims_of(key):
+                    watched.setdefault(mine, (version, key))
+        if not watched:
+            return
+        for key, _location in self._spill.sorted_pairs():
+            hit = watched.get(key)
+            if hit is not None:
+                version, theirs = hit
+                raise CommitConflictError(
+                    theirs,
+                    version,
+                    f"commit conflict: {describe_key(theirs, self.keys)}, which this bulk "
+                    f"load creates, was changed by version {version}",
+                )
+
+    def _claims_of(self, key: str) -> list[str]:
+        """The keys of this load a change of `key` would conflict with."""
+        try:
+            decoded = self.keys.decode(key)
+        except TrinityError:
+            return []  # the lakehouse_def row, or a key of another kind
+        if decoded.kind == "namespace":
+            return [key]
+        out = []
+        for kind in ("table", "view"):
+            with contextlib.suppress(TrinityError):  # too long for that kind: no clash
+                out.append(self.keys.object_key(kind, decoded.namespace, decoded.name))
+        return out
+
+    # -- the root ---------------------------------------------------------------------
+
+    def _build_root(self, base: Snapshot, version: int) -> tuple[bytes, Node]:
+        """Root `version`: the base tree (older root messages flushed down as any commit
+        does) with the load's messages appended to its buffer as Arrow columns."""
+        engine = self.engine
+        ldef = base.lakehouse_def
+        order = ldef.order
+        compression = node_file_compression(ldef)
+        nodes = engine.nodes(order)
+        # The root may exceed its budget only with the latest commit's messages: flush
+        # every older one down first (a root cap of 0 for this commit).
+        policy = replace(TreeWriter.default_policy, root_buffer_bytes=0)
+        writer = TreeWriter(nodes, order, engine.budget(ldef), version, policy)
+        root = writer.commit(base.root, {})
+        nodes.write_new_nodes(root, compression=compression)
+        root.system = {
+            KEY_LAKEHOUSE_DEF: base.lakehouse_def_location,
+            KEY_PREVIOUS_ROOT: root_node_file(base.version),
+            KEY_CREATED_AT: str(max(now_millis(), base.created_at_millis + 1)),
+        }
+        older = dict(root.buffer)  # none left by that policy; kept correct if some were
+        if older:  # one message per key: ours replace theirs (a pass over our keys)
+            for key, _location in self._spill.sorted_pairs():
+                older.pop(key, None)
+        ordered = sorted(older.items(), key=lambda item: (item[1][1], item[0]))
+        root.buffer = MessageBuffer()
+        head = node_head_rows(root.to_file(), order, compression=compression)
+        # Rows: system and key table, older messages (oldest first), then ours.
+        keys, values, txns = _StringColumn(), _StringColumn(), _StringColumn()
+        keys.extend(head[0] + [k for k, _ in ordered])
+        values.extend(head[1] + [m[0] for _, m in ordered])
+        txns.extend(head[3] + [str(m[1]) for _, m in ordered])
+        part_keys: list[str] = []
+        part_values: list[str] = []
+        for key, location in self._spill.sorted_pairs():
+            part_keys.append(key)
+            part_values.append(location)
+            if len(part_keys) >= COLUMN_CHUNK:
+                keys.extend(part_keys)
+                values.extend(part_values)
+                part_keys, part_values = [], []
+        keys.extend(part_keys)
+        values.extend(part_values)
+        n_head = len(head[0])
+        txns.repeat(str(version), keys.rows - txns.rows)
+        n_buf = keys.rows - n_head
+        pnodes = pa.concat_arrays([pa.array(head[2], pa.string()), pa.nulls(n_buf, pa.string())])
+        arrays = [keys.finish(), values.finish(), pnodes, txns.finish()]
+        for array in arrays:
+            array.validate(full=True)
+        return encode_node_arrays(arrays, compression=compression), root
+
+
+class _StringColumn:
+    """A utf8 column appended to in parts of Python strings, its bytes held once (no
+    chunks concatenated at the end: a bulk load's root columns are its memory peak)."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.lengths: list[pa.Array] = []
+        self.valid: list[pa.Array] = []
+        self.rows = 0
+
+    def extend(self, strings: list[str | None]) -> None:
+        if not strings:
+            return
+        encoded = "".join(s for s in strings if s is not None).encode("utf-8")
+        chars = sum(len(s) for s in strings if s is not None)
+        if len(encoded) == chars:  # ASCII: a character is a byte
+            lengths = [0 if s is None else len(s) for s in strings]
+        else:
+            lengths = [0 if s is None else len(s.encode("utf-8")) for s in strings]
+        self.data += encoded
+        self.lengths.append(pa.array(lengths, pa.int64()))
+        self.valid.append(pa.array([s is not None for s in strings], pa.bool_()))
+        self.rows += len(strings)
+
+    def repeat(self, value: str, count: int) -> None:
+        if count <= 0:
+            return
+        encoded = value.encode("utf-8")
+        self.data += encoded * count
+        self.lengths.append(pa.repeat(pa.scalar(len(encoded), pa.int64()), count))
+        self.valid.append(pa.repeat(pa.scalar(True), count))
+        self.rows += count
+
+    def finish(self) -> pa.Array:
+        if len(self.data) >= 2**31:
+            raise InvalidArgumentError(
+                f"the root of this bulk load would hold {len(self.data):,} bytes in one "
+                "column, over Arrow's 2 GiB utf8 limit: load the objects in several parts"
+            )
+        lengths = pa.concat_arrays(self.lengths) if self.lengths else pa.array([], pa.int64())
+        ends = pc.cumulative_sum(lengths).cast(pa.int32())
+        offsets = pa.concat_arrays([pa.array([0], pa.int32()), ends])
+        valid = pa.concat_arrays(self.valid) if self.valid else pa.array([], pa.bool_())
+        nulls = self.rows - pc.sum(valid).as_py() if self.rows else 0
+        validity = valid.buffers()[1] if nulls else None
+        return pa.Array.from_buffers(
+            pa.string(),
+            self.rows,
+            [validity, offsets.buffers()[1], pa.py_buffer(self.data)],
+            null_count=nulls,
+        )
+
+
+def _delete_all(storage, locations: list[str]) -> None:
+    for location in locations:
+        with contextlib.suppress(TrinityError):  # else expiration removes it later
+            storage.delete(location)
