@@ -68,7 +68,11 @@ class FsyncCounter:
         os.fsync = self._real
 
 
-def build(url: str, n: int, baseline: bool) -> Lakehouse:
+def build(url: str, n: int, baseline: bool, how: str = "txn") -> Lakehouse:
+    """The lakehouse of n tables (opened as is when `url` holds one already); `how`:
+    "txn" = transactions of BATCH tables, "bulk" = one `lake.bulk_load()`."""
+    if Path(url, "_latest_hint.txt").exists():
+        return Lakehouse.open(url)
     if baseline:
         opts = {
             "node_file_max_size_bytes": 1048576,
@@ -78,6 +82,15 @@ def build(url: str, n: int, baseline: bool) -> Lakehouse:
         opts = {}
     with policy(OLD_POLICY if baseline else NEW_POLICY):
         lake = Lakehouse.create(url, storage_options={"fsync": False}, **opts)
+        if how == "bulk":
+            with lake.bulk_load() as load:
+                for ns in NAMESPACES:
+                    load.create_namespace(ns)
+                for i in range(n):
+                    load.create_table(
+                        NAMESPACES[i % 10], spread_name(i), {"table_format": "ICEBERG"}
+                    )
+            return Lakehouse.open(url)
         with lake.transaction() as txn:
             for ns in NAMESPACES:
                 txn.create_namespace(ns)
@@ -105,11 +118,15 @@ def cold_lookup_files(url: str, n: int) -> int:
     return worst
 
 
-def bytes_per_commit(n: int, commits: int, workdir: Path) -> None:
+def bytes_per_commit(
+    n: int, commits: int, workdir: Path, how: str = "txn", build_only: bool = False
+) -> None:
     lakes = {
-        "trinityfs": build(str(workdir / f"new-{n}"), n, baseline=False),
-        "baseline": build(str(workdir / f"old-{n}"), n, baseline=True),
+        "trinityfs": build(str(workdir / f"new-{n}"), n, baseline=False, how=how),
+        "baseline": build(str(workdir / f"old-{n}"), n, baseline=True, how=how),
     }
+    if build_only:
+        return
     print(f"\n== {n:,} tables: the first commit after the last bulk transaction ==")
     for name, lake in lakes.items():  # it merges the bulk load's messages into the tree
         with policy(NEW_POLICY if name == "trinityfs" else OLD_POLICY):
@@ -194,12 +211,23 @@ def main() -> None:
     parser.add_argument("--commits", type=int, default=2000)
     parser.add_argument("--rate-ops", type=int, default=2000)
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument(
+        "--build",
+        choices=("txn", "bulk"),
+        default="txn",
+        help="build the N-table lakes by transactions of 50,000 tables or one bulk load",
+    )
+    parser.add_argument(
+        "--lakes", type=Path, default=None, help="keep the lakes here and reuse them when present"
+    )
+    parser.add_argument("--build-only", action="store_true", help="build the lakes and stop")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
-        if args.rate_ops:
+        if args.rate_ops and not args.build_only:
             commit_rate(args.rate_ops, Path(tmp))
         for n in args.sizes:
-            bytes_per_commit(n, args.commits, Path(tmp))
+            where = args.lakes or Path(tmp)
+            bytes_per_commit(n, args.commits, where, args.build, args.build_only)
 
 
 if __name__ == "__main__":

@@ -13,9 +13,11 @@ import trinityfs.catalog.bulk as bulk_module
 from trinityfs import Lakehouse
 from trinityfs.errors import (
     AlreadyExistsError,
+    AmbiguousWriteError,
     CommitConflictError,
     NamespaceNotFoundError,
     StorageError,
+    TransactionClosedError,
     TransactionExpiredError,
     TransactionNotFoundError,
 )
@@ -341,3 +343,42 @@ def test_spill_holds_at_most_a_run_in_memory(tmp_path) -> None:
         assert list(spill.sorted_pairs()) == sorted(pairs)
         assert list(spill.sorted_pairs()) == sorted(pairs)  # read again
     assert not any(tmp_path.iterdir())  # closed: the runs are gone
+
+
+def _ambiguous_create(lake: Lakehouse, monkeypatch, lands: bool) -> None:
+    real = lake.engine.roots.create
+
+    def create(version, data):
+        if lands:
+            real(version, data)
+        monkeypatch.setattr(lake.engine.roots, "create", real)
+        raise AmbiguousWriteError("reply lost (injected)")
+
+    monkeypatch.setattr(lake.engine.roots, "create", create)
+
+
+@pytest.mark.parametrize("lands", [True, False])
+def test_an_unknown_outcome_is_settled_by_committing_again(blake, monkeypatch, lands) -> None:
+    load = blake.bulk_load()
+    for i in range(100):
+        load.create_table("ns", f"t{i:03d}")
+    _ambiguous_create(blake, monkeypatch, lands)
+    with pytest.raises(AmbiguousWriteError):
+        load.commit()
+    assert not load.closed  # nothing deleted while the outcome is unknown
+    version = load.commit()
+    assert blake.latest_version() == version and len(blake.list_tables("ns")) == 100
+    blake.check()
+
+
+def test_abort_after_an_unknown_outcome_that_landed_deletes_nothing(blake, monkeypatch) -> None:
+    load = blake.bulk_load()
+    for i in range(100):
+        load.create_table("ns", f"t{i:03d}")
+    _ambiguous_create(blake, monkeypatch, lands=True)
+    with pytest.raises(AmbiguousWriteError):
+        load.commit()
+    with pytest.raises(TransactionClosedError, match="committed as version"):
+        load.abort()
+    assert len(blake.list_tables("ns")) == 100
+    blake.check()  # every definition file is still there

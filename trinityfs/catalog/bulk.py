@@ -74,6 +74,7 @@ from trinityfs.txn.engine import Engine, now_millis
 from trinityfs.txn.publish import (
     KEY_CREATED_AT,
     KEY_PREVIOUS_ROOT,
+    confirm_root,
     create_root,
     settle_root,
 )
@@ -118,7 +119,8 @@ class BulkLoad:
         self.bytes_written = 0
         self.committed_version: int | None = None
         self.closed = False
-        self._unsettled: tuple[int, bytes] | None = None
+        # (version, root bytes, root) of a create whose outcome is unknown
+        self._unsettled: tuple[int, bytes, Node] | None = None
 
     @property
     def lease_id(self) -> str:
@@ -299,7 +301,7 @@ class BulkLoad:
             try:
                 created = create_root(engine, version, data, root, remember=False)
             except AmbiguousWriteError:
-                self._unsettled = (version, data)
+                self._unsettled = (version, data, root)
                 raise
             if created:
                 self._finish(version)
@@ -309,13 +311,14 @@ class BulkLoad:
 
     def _settle(self) -> int | None:
         assert self._unsettled is not None
-        version, data = self._unsettled
-        landed = settle_root(self.engine, version, data)  # AmbiguousWriteError again
+        version, data, root = self._unsettled
+        if not settle_root(self.engine, version, data):  # AmbiguousWriteError again
+            self._unsettled = None
+            return None
+        confirm_root(self.engine, version, root, remember=False)  # as a transaction does
         self._unsettled = None
-        if landed:
-            self._finish(version)
-            return version
-        return None
+        self._finish(version)
+        return version
 
     def _finish(self, version: int | None) -> None:
         self.committed_version = version
@@ -326,9 +329,21 @@ class BulkLoad:
             self._on_commit(version)
 
     def abort(self) -> None:
-        """Forget the load: delete the definition files written so far and the lease."""
+        """Forget the load: delete the definition files written so far and the lease.
+
+        A load whose root create had an unknown outcome is settled first: if it landed,
+        TransactionClosedError says so; while that cannot be told (AmbiguousWriteError)
+        nothing is deleted (FORMAT.md: never delete files of an unknown outcome).
+        """
         if self.closed:
             return
+        if self._unsettled is not None:
+            landed = self._settle()
+            if landed is not None:
+                raise TransactionClosedError(
+                    f"the bulk load was committed as version {landed} (its outcome had "
+                    "been unknown)"
+                )
         self.closed = True
         self._files = {}
         storage = self.engine.storage
