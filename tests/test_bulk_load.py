@@ -382,3 +382,24 @@ def test_abort_after_an_unknown_outcome_that_landed_deletes_nothing(blake, monke
         load.abort()
     assert len(blake.list_tables("ns")) == 100
     blake.check()  # every definition file is still there
+
+
+def test_bulk_load_under_whole_tree_verification_refuses_a_damaged_base(tmp_path) -> None:
+    from trinityfs.errors import CorruptFileError
+
+    path = tmp_path / "lake"
+    Lakehouse.create(str(path)).create_namespace("ns")
+    lake = Lakehouse.open(str(path), verify="tree")
+    lake.create_table("ns", "old")
+    with lake.bulk_load() as load:  # a sound base: verified, then loaded
+        for i in range(50):
+            load.create_table("ns", f"t{i:02d}")
+    assert len(lake.list_tables("ns")) == 51
+    damaged = next(f for f in _files(lake) if "table-ns-old-" in f)
+    (path / damaged).write_bytes(b"\x00garbage")
+    lake = Lakehouse.open(str(path), verify="tree")
+    load = lake.bulk_load()
+    load.create_table("ns", "new")
+    with pytest.raises(CorruptFileError, match="table-ns-old-"):
+        load.commit()
+    assert "new" not in lake.list_tables("ns")

@@ -443,10 +443,15 @@ class BulkLoad:
         nodes = engine.nodes(order)
         # The root may exceed its budget only with the latest commit's messages: flush
         # every older one down first (a root cap of 0 for this commit).
+        verifier = engine.tree_verifier  # whole-tree verification (verify="tree")
+        if verifier is not None:  # the load's own definitions were written by itself
+            verifier.verify(base.root, nodes, base.lakehouse_def_location, version=base.version)
         policy = replace(TreeWriter.default_policy, root_buffer_bytes=0)
         writer = TreeWriter(nodes, order, engine.budget(ldef), version, policy)
         root = writer.commit(base.root, {})
-        nodes.write_new_nodes(root, compression=compression)
+        written = nodes.write_new_nodes(root, compression=compression)
+        if verifier is not None:
+            verifier.remember_written(written)
         root.system = {
             KEY_LAKEHOUSE_DEF: base.lakehouse_def_location,
             KEY_PREVIOUS_ROOT: root_node_file(base.version),
