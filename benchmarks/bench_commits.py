@@ -71,8 +71,12 @@ class FsyncCounter:
 def build(url: str, n: int, baseline: bool, how: str = "txn") -> Lakehouse:
     """The lakehouse of n tables (opened as is when `url` holds one already); `how`:
     "txn" = transactions of BATCH tables, "bulk" = one `lake.bulk_load()`."""
-    if Path(url, "_latest_hint.txt").exists():
-        return Lakehouse.open(url)
+    if Path(url).exists():  # built by an earlier run (--lakes): reuse it when complete
+        lake = Lakehouse.open(url)
+        built = 1 if how == "bulk" else 1 + -(-n // BATCH)  # versions of a complete build
+        if lake.latest_version() < built:
+            raise SystemExit(f"{url} holds an incomplete build: remove it")
+        return lake
     if baseline:
         opts = {
             "node_file_max_size_bytes": 1048576,
