@@ -403,3 +403,78 @@ def test_bulk_load_under_whole_tree_verification_refuses_a_damaged_base(tmp_path
     with pytest.raises(CorruptFileError, match="table-ns-old-"):
         load.commit()
     assert "new" not in lake.list_tables("ns")
+
+
+_ROOT_DECODE_PEAK = """
+import sys
+import pyarrow as pa
+from trinityfs.format.nodefile import _read_table, decode_node
+data = open(sys.argv[1], "rb").read()
+pool = pa.default_memory_pool()
+start = pool.max_memory()
+decode_node(data, None, sys.argv[2])
+peak = pool.max_memory() - start
+raw = _read_table(data, sys.argv[2]).nbytes  # the columns as decoded: the least needed
+print(raw, peak)
+"""
+
+
+def _bulk_root(lake: Lakehouse, n: int) -> tuple[bytes, str]:
+    """A bulk load of n tables; (its root file's bytes, its name)."""
+    from trinityfs.format.paths import root_node_file
+
+    with lake.bulk_load() as load:
+        for i in range(n):
+            load.create_table("ns", f"t{(i * 7919) % n:05d}", {"table_format": "ICEBERG"})
+    name = root_node_file(load.committed_version)
+    return lake.storage.read_immutable(name), name
+
+
+def test_the_commit_after_a_bulk_load_decodes_its_root_without_copying_it(blake, tmp_path) -> None:
+    # The first commit after a bulk load decodes the load's root (1M messages at 1M
+    # tables): its columns were copied once more (combine_chunks copies even a single
+    # chunk), 2x the root's raw size in Arrow memory at the peak.
+    import subprocess
+    import sys
+
+    data, name = _bulk_root(blake, 3000)
+    path = tmp_path / name
+    path.write_bytes(data)
+    out = subprocess.run(
+        [sys.executable, "-c", _ROOT_DECODE_PEAK, path, name],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
+    raw, peak = map(int, out.stdout.split())
+    assert raw > 500_000  # a root of ~300 bytes per message
+    assert peak < raw * 1.3, (raw, peak)
+
+
+def test_decoding_a_large_node_hands_arrow_memory_back(blake, monkeypatch) -> None:
+    # Arrow's allocator keeps freed pages; the Python objects decoded from a large root
+    # cannot reuse them, so they added the root's raw size to the next commit's peak.
+    import pyarrow as pa
+
+    import trinityfs.format.nodefile as nodefile
+
+    released = []
+
+    class Spy:
+        def __init__(self, pool):
+            self.pool = pool
+
+        def release_unused(self) -> None:
+            released.append(True)
+            self.pool.release_unused()
+
+    real = pa.default_memory_pool
+    monkeypatch.setattr(pa, "default_memory_pool", lambda: Spy(real()))
+    data, name = _bulk_root(blake, 300)
+    monkeypatch.setattr(nodefile, "RELEASE_AFTER_BYTES", len(data))
+    nodefile.decode_node(data, None, name)
+    assert released == [True]
+    monkeypatch.setattr(nodefile, "RELEASE_AFTER_BYTES", len(data) + 1)
+    nodefile.decode_node(data, None, name)  # a smaller file: nothing to hand back
+    assert released == [True]

@@ -73,6 +73,8 @@ def _is_decimal(text: object) -> bool:
 # pattern on every call), more than the loop over a small node's rows. Every commit
 # encodes the root and most roots and nodes read cold are small, so this is most calls.
 _VECTOR_MIN = 256
+# decode_node returns Arrow's freed memory to the system after files this large
+RELEASE_AFTER_BYTES = 4 << 20
 
 
 def _first(mask: pa.Array) -> int:
@@ -474,7 +476,25 @@ def _key_table_start(cols: list[pa.Array]) -> int:
     return _first(pc.and_(cols[0].is_null(), cols[1].is_null()))
 
 
+def _one_array(column: pa.ChunkedArray) -> pa.Array:
+    """The column as one array: a node file has one record batch, whose arrays are used
+    as they are (combine_chunks copies even one chunk: a large root's columns twice)."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+
 def decode_node(data: bytes, order: int | None, path: str) -> NodeFile:
+    """Parse and fully verify a node file; see `_decode_node`.
+
+    After a large file (a bulk-loaded root: hundreds of MB of columns) the Arrow memory
+    its columns used is handed back to the system at once: the allocator keeps freed
+    pages otherwise, and the Python objects decoded from them cannot reuse those."""
+    node = _decode_node(data, order, path)
+    if len(data) >= RELEASE_AFTER_BYTES:
+        pa.default_memory_pool().release_unused()
+    return node
+
+
+def _decode_node(data: bytes, order: int | None, path: str) -> NodeFile:
     """Parse and fully verify a node file; raises CorruptFileError naming `path`.
 
     With `order` None the key table size is inferred: it runs from the first row with
@@ -488,7 +508,7 @@ def decode_node(data: bytes, order: int | None, path: str) -> NodeFile:
         _check_order(order)
     named = verify_named_content(path, data)
     table = _read_table(data, path)
-    cols = [table.column(name).combine_chunks() for name in COLUMNS]
+    cols = [_one_array(table.column(name)) for name in COLUMNS]
     if not named:
         verify_rows_digest(table.schema, cols, path)
     n_rows = table.num_rows
