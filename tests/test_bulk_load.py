@@ -4,6 +4,7 @@ guarantees of a transaction (atomic, conflicts, expiration, verifiable files).""
 from __future__ import annotations
 
 import os
+import re
 import tracemalloc
 
 import pytest
@@ -397,12 +398,34 @@ def test_bulk_load_under_whole_tree_verification_refuses_a_damaged_base(tmp_path
     assert len(lake.list_tables("ns")) == 51
     damaged = next(f for f in _files(lake) if "table-ns-old-" in f)
     (path / damaged).write_bytes(b"\x00garbage")
+    before = _files(lake)
     lake = Lakehouse.open(str(path), verify="tree")
-    load = lake.bulk_load()
-    load.create_table("ns", "new")
     with pytest.raises(CorruptFileError, match="table-ns-old-"):
-        load.commit()
-    assert "new" not in lake.list_tables("ns")
+        lake.bulk_load()  # refused before it writes anything (not even its lease)
+    assert _files(lake) == before
+
+
+def test_bulk_load_under_whole_tree_verification_refuses_damage_committed_meanwhile(
+    tmp_path,
+) -> None:
+    from trinityfs.errors import CorruptFileError
+
+    path = tmp_path / "lake"
+    Lakehouse.create(str(path)).create_namespace("ns")
+    lake = Lakehouse.open(str(path), verify="tree")
+    load = lake.bulk_load()  # its base is sound
+    for i in range(2000):  # more than a batch: definitions are written as it goes
+        load.create_table("ns", f"t{i:04d}")
+    assert any("table-ns-t0000-" in f for f in _files(lake))
+    other = Lakehouse.open(str(path))  # another writer commits a file that then rots
+    other.create_table("ns", "theirs")
+    damaged = next(f for f in _files(lake) if "table-ns-theirs-" in f)
+    (path / damaged).write_bytes(b"\x00garbage")
+    with pytest.raises(CorruptFileError, match="table-ns-theirs-"):
+        load.commit()  # it would build on the latest version, whose tree reaches it
+    assert lake.list_tables("ns") == ["theirs"]
+    # refused before its root: what the load wrote (definitions, lease) is gone
+    assert not any(re.search(r"table-ns-t\d{4}-|txn-", f) for f in _files(lake))
 
 
 _ROOT_DECODE_PEAK = """

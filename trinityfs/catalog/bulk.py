@@ -77,6 +77,7 @@ from trinityfs.txn.publish import (
     confirm_root,
     create_root,
     settle_root,
+    verify_before_writing,
 )
 from trinityfs.txn.snapshot import Snapshot
 from trinityfs.txn.spill import DEFAULT_RUN_SIZE, SortedSpill
@@ -102,6 +103,8 @@ class BulkLoad:
         self.engine = engine
         self._on_commit = on_commit
         self.lease_millis = lease_millis
+        if engine.tree_verifier is not None:  # verify="tree": refuse before writing anything
+            verify_before_writing(engine, engine.snapshot())
         lease = dtxn.begin(
             engine, ttl_millis=lease_millis, txn_id=f"{BULK_LEASE_PREFIX}{uuid.uuid4()}"
         )
