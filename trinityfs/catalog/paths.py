@@ -262,6 +262,13 @@ class PathModel:
         """Tables and views of the namespace at `place`, by name."""
         return place.reader.list_objects(place.namespace)
 
+    @staticmethod
+    def object_names(place: Place) -> list[tuple[str, Kind]]:
+        """(name, kind) of the tables and views of the namespace at `place`, by name (a
+        listing of many names: no ObjectRef per name)."""
+        assert place.namespace is not None
+        return list(place.reader.iter_object_names(place.namespace))
+
     def _oldest(self) -> int:
         """The oldest version, remembered: one that expired since only costs the
         bisection a probe (expired versions hold nothing)."""

@@ -7,6 +7,8 @@ Everything here works through three primitives of the underlying view (`get`,
 from __future__ import annotations
 
 import heapq
+import itertools
+import operator
 from collections.abc import Callable, Iterator
 from typing import Protocol, TypeVar
 
@@ -185,18 +187,54 @@ class CatalogReader:
         """Every namespace name after `start_after`, in order, a page at a time."""
         return paged(self.list_namespaces, start_after, page_size)
 
+    def _name_pages(
+        self, kind: Kind, namespace: str, start_after: str | None, page_size: int
+    ) -> Iterator[list[str]]:
+        """The pages `iter_names` reads (non-empty ones)."""
+        if page_size < 1:
+            raise ValueError(f"page_size must be >= 1, not {page_size}")
+        after = start_after
+        while True:
+            page = self.list_names(kind, namespace, after, page_size)
+            if page:
+                yield page
+            if len(page) < page_size:
+                return
+            after = page[-1]
+
+    def iter_object_names(
+        self, namespace: str, start_after: str | None = None, page_size: int = PAGE_SIZE
+    ) -> Iterator[tuple[str, Kind]]:
+        """(name, kind) of the tables and views of a namespace after `start_after`,
+        ordered by name, read a page at a time (memory bounded by the page size)."""
+
+        def names(kind: Kind) -> Iterator[tuple[str, Kind]]:
+            for page in self._name_pages(kind, namespace, start_after, page_size):
+                yield from zip(page, itertools.repeat(kind))
+
+        def merged() -> Iterator[tuple[str, Kind]]:
+            streams = [names(kind) for kind in OBJECT_KINDS]
+            heads = [(head, stream) for stream in streams if (head := next(stream, None))]
+            if len(heads) == 1:  # most namespaces hold one kind: no merge per name
+                yield heads[0][0]
+                yield from heads[0][1]
+                return
+            yield from heapq.merge(
+                *(itertools.chain([head], stream) for head, stream in heads),
+                key=operator.itemgetter(0),
+            )
+
+        return merged()
+
     def iter_objects(
         self, namespace: str, start_after: str | None = None, page_size: int = PAGE_SIZE
     ) -> Iterator[ObjectRef]:
         """Tables and views of a namespace after `start_after`, ordered by name, read a
         page at a time (memory bounded by the page size, not the namespace size)."""
-
-        def refs(kind: Kind) -> Iterator[ObjectRef]:
-            for name in self.iter_names(kind, namespace, start_after, page_size):
-                yield ObjectRef(namespace, name, kind)
-
-        streams = [refs(kind) for kind in OBJECT_KINDS]
-        return heapq.merge(*streams, key=lambda r: r.name or "")
+        return (
+            ObjectRef(namespace, name, kind)
+            for name, kind in self.iter_object_names(namespace, start_after, page_size)
+        )
 
     def list_objects(self, namespace: str) -> list[ObjectRef]:
         """Tables and views of a namespace, ordered by name."""

@@ -8,6 +8,7 @@ all null), then the write buffer (key, value or null for delete, txn = version).
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -27,7 +28,11 @@ from trinityfs.format.keys import (
     KEY_ROLLBACK_FROM_ROOT,
     SYSTEM_KEYS,
 )
-from trinityfs.format.paths import UNSAFE_LOCATION_PATTERN, unsafe_location_problem
+from trinityfs.format.paths import (
+    UNSAFE_LOCATION_PATTERN,
+    all_plainly_safe,
+    unsafe_location_problem,
+)
 
 COLUMNS = ("key", "value", "pnode", "txn")
 SCHEMA = pa.schema([pa.field(name, pa.string(), nullable=True) for name in COLUMNS])
@@ -90,7 +95,11 @@ def _first_unsafe(column: pa.Array, rows: list | None = None) -> int:
     column, unsafe_location_problem per value over a small one (the same rules)."""
     if rows is None and len(column) - column.null_count >= _VECTOR_MIN:
         return _first(pc.match_substring_regex(column, UNSAFE_LOCATION_PATTERN))
-    for i, value in enumerate(column.to_pylist() if rows is None else rows):
+    values = column.to_pylist() if rows is None else rows
+    present = [value for value in values if value is not None]
+    if not present or all_plainly_safe(present):  # one regex pass: the common answer
+        return -1
+    for i, value in enumerate(values):
         if value is not None and unsafe_location_problem(value) is not None:
             return i
     return -1
@@ -185,11 +194,14 @@ def _small_buffer_lists(buffer: list) -> tuple[list, list, list] | None:
         key, value, txn = message
         if type(key) is not str or type(txn) is not int or not 0 <= txn <= MAX_VERSION:
             return None
-        if value is not None and (type(value) is not str or unsafe_location_problem(value)):
+        if value is not None and type(value) is not str:
             return None
         keys.append(key)
         values.append(value)
         txns.append(str(txn))
+    present = [value for value in values if value is not None]
+    if not all_plainly_safe(present) and any(map(unsafe_location_problem, present)):
+        return None
     return keys, values, txns
 
 
@@ -392,6 +404,42 @@ def _decode_key_table(
     k = 0
     while k + 1 < size and keys[k + 1] is not None:
         k += 1
+    if not _key_table_well_formed(keys, values, pnodes, txns, k, internal):
+        _raise_key_table_problem(keys, values, pnodes, txns, start, size, k, internal, path)
+    children = pnodes[: k + 1] if internal else None
+    return keys[1 : k + 1], values[1 : k + 1], children
+
+
+def _key_table_well_formed(
+    keys: list, values: list, pnodes: list, txns: list, k: int, internal: bool
+) -> bool:
+    """The checks of `_raise_key_table_problem` for a well-formed key table, in a few
+    C-level passes (most tables are well formed; that function then names the row)."""
+    size = len(keys)
+    unused = size - k - 1
+    return (
+        txns.count(None) == size
+        and None not in values[1 : k + 1]
+        and keys[k + 1 :].count(None) == unused
+        and values[k + 1 :].count(None) == unused
+        and pnodes[k + 1 :].count(None) == unused
+        and (None not in pnodes[1 : k + 1] if internal else pnodes.count(None) == size)
+        and all(map(operator.lt, keys[1:k], keys[2 : k + 1]))
+    )
+
+
+def _raise_key_table_problem(
+    keys: list,
+    values: list,
+    pnodes: list,
+    txns: list,
+    start: int,
+    size: int,
+    k: int,
+    internal: bool,
+    path: str,
+) -> None:
+    """Raise CorruptFileError naming the first bad row of the key table."""
     for i in range(size):
         row = start + i
         if txns[i] is not None:
@@ -417,8 +465,7 @@ def _decode_key_table(
             raise CorruptFileError(
                 path, f"row {row}: unused key table row (after {k} keys) is not all null"
             )
-    children = pnodes[: k + 1] if internal else None
-    return keys[1 : k + 1], values[1 : k + 1], children
+    raise AssertionError("a key table failed a check no row fails")  # the two disagree
 
 
 def _decode_buffer(

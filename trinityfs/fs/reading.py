@@ -88,9 +88,16 @@ class ReadingMixin:
                 if not (p.prefix == "" and ns == VERSIONS_DIR)
             ]
         if p.is_namespace:
+            base = p.child("")  # the namespace's path + "/": one entry costs a dict
             return [
-                self._file_entry(p.child(ref.name), ref.kind, version)
-                for ref in self.model.objects(t.place)
+                {
+                    "name": base + encode_name(name),
+                    "type": "file",
+                    "size": None,
+                    "kind": kind,
+                    "version": version,
+                }
+                for name, kind in self.model.object_names(t.place)
             ]
         raise AssertionError(p)
 

@@ -7,6 +7,7 @@ the merged stream of its subtree.
 
 from __future__ import annotations
 
+import operator
 from bisect import bisect_left
 from collections.abc import Iterator
 
@@ -61,6 +62,102 @@ def scan(
         raise exc.with_version(version_of(root)) from None
 
 
+def scan_list(
+    store: NodeStore, root: Node, lo: str = "", hi: str | None = None, limit: int | None = None
+) -> list[tuple[str, str]]:
+    """The first `limit` pairs `scan` yields (all when None), as a list.
+
+    Built a leaf slice at a time (a listing page costs list extends, not a generator
+    step per key per tree level); a node's messages are merged over its subtree's list.
+    """
+    out: list[tuple[str, str]] = []
+    try:
+        _collect(store, root, lo, hi, out, limit)
+    except CorruptFileError as exc:
+        raise exc.with_version(version_of(root)) from None
+    return out
+
+
+def _collect(
+    store: NodeStore,
+    node: Node,
+    lo: str,
+    hi: str | None,
+    out: list[tuple[str, str]],
+    limit: int | None,
+) -> bool:
+    """Append the subtree's live pairs in [lo, hi) to `out`, up to `limit` pairs in
+    `out`; False once it is full."""
+    room = None if limit is None else limit - len(out)
+    if room is not None and room <= 0:
+        return False
+    messages = _messages(node, lo, hi)
+    if not messages:
+        return _collect_base(store, node, lo, hi, out, limit)
+    # Each message replaces or deletes at most one pair below, so `room` + len(messages)
+    # pairs of the subtree hold the first `room` pairs of the merge.
+    base: list[tuple[str, str]] = []
+    _collect_base(store, node, lo, hi, base, None if room is None else room + len(messages))
+    merged = _spliced(base, messages)
+    out.extend(merged if room is None else merged[:room])
+    return limit is None or len(out) < limit
+
+
+def _spliced(
+    base: list[tuple[str, str]], messages: list[tuple[str, str | None]]
+) -> list[tuple[str, str]]:
+    """`_merged` for a list: each message found by bisection, the pairs between copied
+    as slices (few messages over many pairs)."""
+    out: list[tuple[str, str]] = []
+    done = 0
+    for mkey, mvalue in messages:
+        at = bisect_left(base, mkey, done, key=_first_of)
+        out.extend(base[done:at])
+        if at < len(base) and base[at][0] == mkey:
+            at += 1  # replaced or deleted by the newer message
+        if mvalue is not None:
+            out.append((mkey, mvalue))
+        done = at
+    out.extend(base[done:])
+    return out
+
+
+_first_of = operator.itemgetter(0)
+
+
+def _collect_base(
+    store: NodeStore,
+    node: Node,
+    lo: str,
+    hi: str | None,
+    out: list[tuple[str, str]],
+    limit: int | None,
+) -> bool:
+    """`_collect` without this node's buffer applied (like `_base`)."""
+    keys = node.keys
+    start = bisect_left(keys, lo)
+    if node.children is None:
+        end = len(keys) if hi is None else bisect_left(keys, hi, start)
+        if limit is not None:
+            end = min(end, start + limit - len(out))
+        out.extend(zip(keys[start:end], node.values[start:end], strict=True))
+        return limit is None or len(out) < limit
+    children = node.children
+    for i in range(start, len(keys) + 1):
+        if i > 0 and hi is not None and keys[i - 1] >= hi:
+            return True
+        if not _collect(store, store.resolve(children[i]), lo, hi, out, limit):
+            return False
+        if i < len(keys):
+            if hi is not None and keys[i] >= hi:
+                return True
+            if keys[i] >= lo:
+                out.append((keys[i], node.values[i]))
+                if limit is not None and len(out) >= limit:
+                    return False
+    return True
+
+
 def prefix_upper_bound(prefix: str) -> str | None:
     """The smallest string greater than every string starting with `prefix`."""
     chars = list(prefix)
@@ -76,18 +173,35 @@ def prefix_upper_bound(prefix: str) -> str | None:
 
 def scan_prefix(store: NodeStore, root: Node, prefix: str, after: str | None = None):
     """Live pairs whose key starts with `prefix`, optionally strictly after key `after`."""
+    return scan(store, root, *prefix_range(prefix, after))
+
+
+def prefix_range(prefix: str, after: str | None = None) -> tuple[str, str | None]:
+    """[lo, hi) of the keys starting with `prefix`, strictly after `after` if given."""
     lo = prefix if after is None or after < prefix else after + "\x00"
-    return scan(store, root, lo, prefix_upper_bound(prefix))
+    return lo, prefix_upper_bound(prefix)
+
+
+def _messages(node: Node, lo: str, hi: str | None) -> list[tuple[str, str | None]]:
+    """The node's buffered (key, value or None) in [lo, hi), by key."""
+    if not node.buffer:
+        return []
+    return sorted((k, m[0]) for k, m in node.buffer.items() if k >= lo and (hi is None or k < hi))
 
 
 def _scan(store: NodeStore, node: Node, lo: str, hi: str | None) -> Iterator[tuple[str, str]]:
-    messages = sorted(
-        (k, m[0]) for k, m in node.buffer.items() if k >= lo and (hi is None or k < hi)
-    )
+    messages = _messages(node, lo, hi)
     base = _base(store, node, lo, hi)
     if not messages:
         yield from base
         return
+    yield from _merged(base, messages)
+
+
+def _merged(
+    base: Iterator[tuple[str, str]], messages: list[tuple[str, str | None]]
+) -> Iterator[tuple[str, str]]:
+    """`messages` (newer) overlaid on the ordered pairs `base`; None values delete."""
     mi = 0
     for key, value in base:
         while mi < len(messages) and messages[mi][0] < key:

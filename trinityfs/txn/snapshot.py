@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import islice
 
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
-from trinityfs.tree import Node, NodeStore, lookup, scan, scan_prefix
-from trinityfs.tree.reader import prefix_upper_bound
+from trinityfs.tree import Node, NodeStore, lookup, scan
+from trinityfs.tree.reader import prefix_range, prefix_upper_bound, scan_list
 
 
 @dataclass
@@ -33,7 +32,7 @@ class Snapshot:
         self, prefix: str, after: str | None = None, limit: int | None = None
     ) -> list[tuple[str, str]]:
         """Pairs whose key starts with `prefix`, after key `after`, at most `limit`."""
-        return list(islice(scan_prefix(self.nodes, self.root, prefix, after), limit))
+        return scan_list(self.nodes, self.root, *prefix_range(prefix, after), limit)
 
     def items(self) -> Iterator[tuple[str, str]]:
         """Every (key, location) of the version, in key order."""

@@ -1,0 +1,95 @@
+"""A cold names-only listing of a large namespace (issue 13 item 3): no merge per name
+when the namespace holds one kind, no ObjectRef per name for trinity://, location
+checks in one regex pass per node column; every answer as before."""
+
+from __future__ import annotations
+
+import pytest
+
+import trinityfs.catalog.reader as reader_module
+from trinityfs import Lakehouse
+from trinityfs.catalog.model import ObjectRef
+from trinityfs.format.paths import all_plainly_safe, unsafe_location_problem
+from trinityfs.fs import TrinityFileSystem
+
+
+@pytest.fixture
+def lake(tmp_path):
+    lake = Lakehouse.create(str(tmp_path / "lake"), storage_options={"fsync": False})
+    with lake.transaction() as txn:
+        txn.create_namespace("tables")
+        txn.create_namespace("mixed")
+        for i in range(30):
+            txn.create_table("tables", f"t{i:03d}")
+            if i % 3:
+                txn.create_table("mixed", f"o{i:03d}")
+            else:
+                txn.create_view("mixed", f"o{i:03d}", {"properties": {"sql": "select 1"}})
+    return lake
+
+
+def test_object_names_are_the_objects_in_name_order(lake):
+    snap = lake.at(lake.latest_version())
+    for ns in ("tables", "mixed"):
+        refs = snap.list_objects(ns)
+        assert list(snap.iter_object_names(ns)) == [(r.name, r.kind) for r in refs]
+        assert [r.name for r in refs] == sorted(r.name for r in refs)
+    kinds = {kind for _, kind in snap.iter_object_names("mixed")}
+    assert kinds == {"table", "view"}
+    assert list(snap.iter_object_names("mixed", start_after="o015", page_size=2))[:2] == [
+        ("o016", "table"),
+        ("o017", "table"),
+    ]
+
+
+def test_a_namespace_of_one_kind_is_listed_without_a_merge(lake, monkeypatch):
+    snap = lake.at(lake.latest_version())
+
+    def no_merge(*args, **kwargs):
+        raise AssertionError("heapq.merge for a namespace holding only tables")
+
+    monkeypatch.setattr(reader_module.heapq, "merge", no_merge)
+    assert [r.name for r in snap.list_objects("tables")] == [f"t{i:03d}" for i in range(30)]
+
+
+def test_trinity_ls_makes_no_object_ref_per_name(lake, monkeypatch):
+    fs = TrinityFileSystem(lake.url, skip_instance_cache=True)
+    expected = [f"/tables/t{i:03d}" for i in range(30)]
+
+    def no_refs(*args, **kwargs):
+        raise AssertionError("an ObjectRef per listed name")
+
+    monkeypatch.setattr(reader_module, "ObjectRef", no_refs)
+    assert fs.ls("tables", detail=False) == expected
+    mixed = fs.ls("mixed", detail=True)
+    assert [(e["name"], e["kind"]) for e in mixed][:3] == [
+        ("/mixed/o000", "view"),
+        ("/mixed/o001", "table"),
+        ("/mixed/o002", "table"),
+    ]
+    monkeypatch.setattr(reader_module, "ObjectRef", ObjectRef)
+
+
+@pytest.mark.parametrize(
+    ("locations", "safe"),
+    [
+        (["a/b.binpb", "0101/1010/0001/00011111-table-ns-t-x.binpb"], True),
+        (["a"], True),
+        ([], False),  # nothing to vouch for: the caller checks (there is nothing)
+        (["a", ""], False),
+        (["a\nb"], False),  # a newline inside one location is no separator
+        (["a\n", "b"], False),
+        (["a/", "b"], False),
+        (["a//b"], False),
+        (["./a"], False),
+        (["a/../b"], False),
+        (["/a"], False),
+        (["s3://b/k"], False),
+        (["a b"], False),  # outside the fast subset: checked one by one, then safe
+        (["é"], False),
+    ],
+)
+def test_all_plainly_safe_vouches_only_for_safe_lists(locations, safe):
+    assert all_plainly_safe(locations) is safe
+    if safe:
+        assert all(unsafe_location_problem(loc) is None for loc in locations)
