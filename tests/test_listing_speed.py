@@ -93,3 +93,23 @@ def test_all_plainly_safe_vouches_only_for_safe_lists(locations, safe):
     assert all_plainly_safe(locations) is safe
     if safe:
         assert all(unsafe_location_problem(loc) is None for loc in locations)
+
+
+def test_a_names_only_ls_builds_no_info_dicts(lake):
+    fs = TrinityFileSystem(lake.url, skip_instance_cache=True)
+    names = fs.ls("tables", detail=False)
+    (_, listing) = fs._listings.get("/tables")
+    assert listing._entries is None  # paths only
+    detailed = fs.ls("tables", detail=True)
+    assert [e["name"] for e in detailed] == names
+    assert all(e["type"] == "file" and e["kind"] == "table" for e in detailed)
+    assert fs.find("/tables") == names
+
+
+def test_names_needing_escapes_are_encoded_in_a_listing(tmp_path):
+    lake = Lakehouse.create(str(tmp_path / "lake"), storage_options={"fsync": False})
+    lake.create_namespace("ns")
+    for name in ("a%b", "c/d", "plain"):
+        lake.create_table("ns", name)
+    fs = TrinityFileSystem(lake.url, skip_instance_cache=True)
+    assert fs.ls("ns", detail=False) == ["/ns/a%25b", "/ns/c%2Fd", "/ns/plain"]

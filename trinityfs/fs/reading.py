@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import operator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
@@ -35,6 +37,27 @@ from trinityfs.fs.paths import (
     parse_path,
     strip_protocol,
 )
+
+
+class Listing:
+    """A directory's entries: their paths, and fsspec's info dicts built when first
+    asked for (a names-only `ls` of a namespace of 100,000 tables builds none)."""
+
+    __slots__ = ("_build", "_entries", "names")
+
+    def __init__(self, names: list[str], build: Callable[[], list[dict[str, Any]]]) -> None:
+        self.names = names
+        self._build = build
+        self._entries: list[dict[str, Any]] | None = None
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    @property
+    def entries(self) -> list[dict[str, Any]]:
+        if self._entries is None:
+            self._entries = self._build()
+        return self._entries
 
 
 class ReadingMixin:
@@ -77,31 +100,35 @@ class ReadingMixin:
                 out.append(self._dir_entry(path, "version", entry.version))
         return out
 
-    def _list(self, t: _Target) -> list[dict[str, Any]]:
+    def _list(self, t: _Target) -> Listing:
         """The entries of a version root or a namespace (one key-range scan per kind)."""
         p, version = t.p, t.version
         if p.is_root:
-            return [
+            entries = [
                 self._dir_entry(p.child(ns), "namespace", version)
                 for ns in self.model.namespaces(t.place)
                 # /v is the versions directory; a namespace "v" is /v/latest/v
                 if not (p.prefix == "" and ns == VERSIONS_DIR)
             ]
+            return Listing([e["name"] for e in entries], lambda: entries)
         if p.is_namespace:
-            base = p.child("")  # the namespace's path + "/": one entry costs a dict
-            return [
-                {
-                    "name": base + encode_name(name),
-                    "type": "file",
-                    "size": None,
-                    "kind": kind,
-                    "version": version,
-                }
-                for name, kind in self.model.object_names(t.place)
-            ]
+            pairs = self.model.object_names(t.place)
+            names = list(map(operator.itemgetter(0), pairs))
+            joined = "".join(names)
+            if "%" in joined or "/" in joined or "." in names or ".." in names:
+                names = [encode_name(name) for name in names]
+            paths = list(map(p.child("").__add__, names))  # the namespace's path + "/"
+
+            def entries() -> list[dict[str, Any]]:
+                return [
+                    {"name": path, "type": "file", "size": None, "kind": kind, "version": version}
+                    for path, (_, kind) in zip(paths, pairs, strict=True)
+                ]
+
+            return Listing(paths, entries)
         raise AssertionError(p)
 
-    def _cached_listing(self, t: _Target) -> list[dict[str, Any]]:
+    def _cached_listing(self, t: _Target) -> Listing:
         key = t.p.path
         in_txn = t.p.writable and self._current_txn() is not None
         if not in_txn:
@@ -109,10 +136,10 @@ class ReadingMixin:
             if hit is not None and hit[0] == t.version:
                 return hit[1]
         with translate(t.p.path, lookup=True):
-            entries = self._list(t)
+            listing = self._list(t)
         if not in_txn:
-            self._listings.put(key, (t.version, entries))
-        return entries
+            self._listings.put(key, (t.version, listing))
+        return listing
 
     def _invalidate_latest(self) -> None:
         """Forget listings of the latest version (after a write through this instance)."""
@@ -166,7 +193,10 @@ class ReadingMixin:
         if p.is_versions_dir:
             entries = self._versions_listing()
         elif p.is_root or p.is_namespace:
-            entries = self._cached_listing(t)
+            listing = self._cached_listing(t)
+            if not detail and not sizes:
+                return list(listing.names)  # no info dict per name
+            entries = listing.entries
         elif p.is_object:
             entries = [self.info(p.path)]
         else:
@@ -429,7 +459,7 @@ class ReadingMixin:
         if withdirs and p.path != "/":
             out[p.path] = self.info(p.path)
         if p.is_namespace or maxdepth == 1:
-            entries = self._cached_listing(t)
+            entries = self._cached_listing(t).entries
             if sizes:
                 entries = self._fill_sizes(t, entries)
             for entry in entries:

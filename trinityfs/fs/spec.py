@@ -59,7 +59,7 @@ from trinityfs.fs.paths import (
     parse_path,
     strip_protocol,
 )
-from trinityfs.fs.reading import ReadingMixin
+from trinityfs.fs.reading import Listing, ReadingMixin
 from trinityfs.fs.transaction import TrinityTransaction
 from trinityfs.fs.writing import WritingMixin
 from trinityfs.lru import LRU
@@ -89,7 +89,7 @@ class TrinityFileSystem(ReadingMixin, WritingMixin, AbstractFileSystem):
         self._lock = threading.RLock()
         self._model: PathModel | None = None
         # path -> (version, entries), bounded by the entries of all listings together
-        self._listings: LRU[str, tuple[int | None, list[dict[str, Any]]]] = LRU(
+        self._listings: LRU[str, tuple[int | None, Listing]] = LRU(
             LISTING_CACHE_ENTRIES, weigh=lambda hit: len(hit[1])
         )
         # (export, version) -> every namespace, table and view with its location
