@@ -22,7 +22,7 @@ DELAYS = (0.05, 0.15, 0.3, 0.5, 0.8, 1.2)
 MAX_BISECTIONS = 40
 
 
-def _seconds(argv: list[str] | None = None, root: str | None = None) -> float:
+def _seconds(root: str | None = None) -> float:
     """How long a bare interpreter (or, with `root`, the whole command) takes here."""
     started = time.monotonic()
     if root is None:
@@ -41,8 +41,8 @@ def _ran_package_code(text: str) -> bool:
 def _sigint_as_at_a_terminal() -> None:
     """In the child before exec: SIGINT's default disposition, as a shell gives a command.
     A disposition of SIG_IGN is inherited across exec and Python then installs no
-    KeyboardInterrupt handler, so a test that left SIGINT ignored in this process would
-    make every signal below land on a command that cannot be interrupted."""
+    KeyboardInterrupt handler: a test run started as a background job (which a shell
+    starts with SIGINT ignored) would send every signal to a command that ignores it."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
