@@ -33,6 +33,7 @@ ROOT_ENV = "TRINITYFS_ROOT"
 COMMANDS: tuple[str, ...] = (
     "trinityfs.cli.files",
     "trinityfs.cli.transfer",
+    "trinityfs.cli.load",
     "trinityfs.cli.history",
     "trinityfs.cli.lifecycle",
     "trinityfs.cli.mount",

@@ -18,6 +18,10 @@ class Refused(Exception):
     """The command declined to do something destructive (no --yes, a foreign folder)."""
 
 
+class InputError(ValueError):
+    """Input the command reads (a file, stdin) that it cannot use; says where (exit 1)."""
+
+
 # API wording -> CLI wording, applied in order (regular expressions)
 _CLI_WORDS: tuple[tuple[str, str], ...] = (
     (r"drop_export\((['\"])(.*?)\1\)", r"'trinityfs drop-export \2'"),
@@ -52,4 +56,4 @@ def message(exc: BaseException) -> str:
     return " ".join(cli_words(text).split())
 
 
-__all__ = ["Refused", "UsageError", "cli_words", "message"]
+__all__ = ["InputError", "Refused", "UsageError", "cli_words", "message"]
