@@ -42,6 +42,35 @@ def wait_unmounted(path: Path, timeout: float = 20.0) -> None:
         time.sleep(0.05)
 
 
+def test_verify_tree_mount_refuses_a_commit_over_damage_it_never_reads(
+    tmp_path: Path, make_mount, monkeypatch
+) -> None:
+    """--verify tree (or -o verify=tree): a commit through the mount verifies the whole
+    tree first, so a rotten definition of another table refuses mkdir with EIO, naming the
+    file in the log, and nothing is committed; the default mount carries the damage."""
+    monkeypatch.delenv("TRINITYFS_VERIFY", raising=False)
+    root = str(tmp_path / "lake")
+    lake = populate(root)
+    victim = lake.snapshot().object_location("table", "hr", "people")
+    path = Path(root) / victim
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x40
+    path.write_bytes(bytes(data))
+    latest = lake.latest_version()
+    for number, args in enumerate((["--verify", "tree"], ["-o", "verify=tree"])):
+        m: Mount = make_mount(root, *args, name=f"strict{number}")
+        with pytest.raises(OSError) as info:
+            os.mkdir(m.path / "ns2")
+        assert info.value.errno == errno.EIO, args
+        assert m.latest() == latest
+        assert not (m.path / "ns2").exists()
+        m.unmount()
+        assert victim.rpartition("/")[2] in m.log_text(), m.log_text()
+    m = make_mount(root, name="default")
+    os.mkdir(m.path / "ns2")  # what --verify tree is for: reads mode does not look
+    assert m.latest() == latest + 1
+
+
 def test_read_only_mount(root: str, make_mount) -> None:
     m: Mount = make_mount(root, "--read-only")
     assert sorted(os.listdir(m.path / "sales")) == ["big_orders", "customers", "orders"]

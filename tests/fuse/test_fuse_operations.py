@@ -97,6 +97,52 @@ def test_options_from_the_command_line_and_fstab() -> None:
     assert plain.scratch_patterns == DEFAULT_PATTERNS
 
 
+def test_verify_mode_from_the_command_line_fstab_and_the_trinityfs_command(
+    tmp_path, monkeypatch
+) -> None:
+    """The mount took the verify mode only from $TRINITYFS_VERIFY: --verify was a usage
+    error and -o verify=tree went to libfuse."""
+    from trinityfs.cli.app import build_parser as cli_parser
+    from trinityfs.cli.app import parse
+    from trinityfs.fuse import mount
+
+    monkeypatch.delenv("TRINITYFS_VERIFY", raising=False)
+    for argv in (["--verify", "tree"], ["-o", "verify=tree"], ["-o", "ro,verify=TREE"]):
+        cfg = config_from_args(build_parser().parse_args(["r", "/m", *argv]))
+        assert cfg.verify == "tree" and "verify" not in cfg.fuse_options, argv
+        again = config_from_args(build_parser().parse_args(child_argv(cfg)[3:]))  # --daemon
+        assert again.verify == "tree"
+    assert config_from_args(build_parser().parse_args(["r", "/m"])).verify is None
+    with pytest.raises(MountError, match=r"verify=all: .*'reads'.*'tree'"):
+        config_from_args(build_parser().parse_args(["r", "/m", "-o", "verify=all"]))
+
+    root = str(tmp_path / "lake")
+    Lakehouse.create(root)
+    cfg = config_from_args(build_parser().parse_args([root, "/m", "--verify", "tree"]))
+    assert mount.open_lakehouse(cfg)[0].verify == "tree"
+    monkeypatch.setenv("TRINITYFS_VERIFY", "tree")  # still followed without an option
+    assert (
+        mount.open_lakehouse(config_from_args(build_parser().parse_args([root, "/m"])))[0].verify
+        == "tree"
+    )
+    cfg = config_from_args(build_parser().parse_args([root, "/m", "-o", "verify=reads"]))
+    assert mount.open_lakehouse(cfg)[0].verify == "reads"  # the option wins
+
+    # `trinityfs --verify tree mount ...` (the global option before the command) and the
+    # mount's own --verify, which wins
+    seen: list[str | None] = []
+    monkeypatch.setattr(mount, "mount_foreground", lambda cfg: seen.append(cfg.verify) or 0)
+    monkeypatch.setattr(mount, "_setup_logging", lambda cfg: None)
+    for argv, expected in (
+        (["--verify", "tree", "mount", root, "/m"], "tree"),
+        (["--verify", "tree", "mount", root, "/m", "--verify", "reads"], "reads"),
+        (["mount", root, "/m"], None),
+    ):
+        args = parse(cli_parser(), argv)
+        assert args.func(None, args) == 0
+        assert seen.pop() == expected, argv
+
+
 def test_parser_is_a_subcommand() -> None:
     from trinityfs.fuse.mount import add_mount_parser, cli_mount
 

@@ -114,3 +114,63 @@ def test_readme_options_table_is_the_sources_own():
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     assert markdown_table() in readme
+
+
+def _flip_definition(lake: Lakehouse, name: str) -> str:
+    """Create table ns.<name>, then flip one byte of its definition file; the file name."""
+    from pathlib import Path
+
+    lake.create_table("ns", name, {"table_format": "ICEBERG"})
+    location = lake.snapshot().object_location("table", "ns", name)
+    path = Path(lake.storage.url.removeprefix("file://")) / location
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x40
+    path.write_bytes(bytes(data))
+    return location.rpartition("/")[2]
+
+
+def test_verify_option_is_validated_and_reaches_the_commit(lake_root, monkeypatch):
+    """The source took the verify mode only from $TRINITYFS_VERIFY (an option 'verify'
+    was refused as unknown)."""
+    import pickle
+
+    from pyspark.sql import types as T
+
+    from trinityfs.errors import CorruptFileError
+    from trinityfs.spark.options import READ, WRITE, parse_options
+    from trinityfs.spark.write import TableWriter
+
+    monkeypatch.delenv("TRINITYFS_VERIFY", raising=False)
+
+    def opts(**options: str):
+        return parse_options({"root": lake_root, "path": "ns.t", **options}, WRITE)
+
+    assert opts(verify="tree").catalog["verify"] == "tree"
+    assert opts(verify="READS").catalog["verify"] == "reads"
+    assert opts().catalog["verify"] == "reads"
+    monkeypatch.setenv("TRINITYFS_VERIFY", "tree")  # resolved on the driver, passed along
+    assert opts().catalog["verify"] == "tree"
+    assert opts(verify="reads").catalog["verify"] == "reads"  # the option wins
+    monkeypatch.delenv("TRINITYFS_VERIFY")
+    for bad in ("all", "", "none"):
+        with pytest.raises(InvalidArgumentError, match=r"option 'verify': .* 'reads' or 'tree'"):
+            opts(verify=bad)
+    with pytest.raises(InvalidArgumentError, match=r"'verify': applies to write only"):
+        parse_options({"root": lake_root, "path": "ns.t", "verify": "tree"}, READ)
+
+    lake = Lakehouse.open(lake_root)
+    victim = _flip_definition(lake, "other")  # a file a commit to ns.t never reads
+    latest = lake.latest_version()
+    schema = T.StructType([T.StructField("id", T.LongType(), True)])
+    batch = pa.RecordBatch.from_pylist([{"id": 1}], pa.schema([pa.field("id", pa.int64())]))
+
+    def write(**options: str) -> None:
+        writer = pickle.loads(pickle.dumps(TableWriter.plan(opts(**options), schema, False)))
+        message = pickle.loads(pickle.dumps(writer.write(iter([batch]))))
+        writer.commit([message])
+
+    with pytest.raises(CorruptFileError, match=victim):
+        write(verify="tree")
+    assert Lakehouse.open(lake_root).latest_version() == latest
+    write()  # the default mode carries the damage forward: what 'tree' is for
+    assert Lakehouse.open(lake_root).latest_version() > latest

@@ -59,6 +59,30 @@ def test_unknown_option_and_unsafe_cast_fail_before_any_work(spark, lake_root):
     assert Lakehouse.open(lake_root).latest_version() == before
 
 
+def test_verify_tree_option_refuses_a_write_over_damage(spark, lake_root, monkeypatch):
+    """option("verify", "tree"): the write's commit verifies the whole tree first and
+    fails naming the damaged file of another table; nothing is committed."""
+    from pathlib import Path
+
+    monkeypatch.delenv("TRINITYFS_VERIFY", raising=False)
+    lake = Lakehouse.open(lake_root)
+    lake.create_table("ns", "other", {"table_format": "ICEBERG"})
+    location = lake.snapshot().object_location("table", "ns", "other")
+    path = Path(lake_root) / location
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x40
+    path.write_bytes(bytes(data))
+    before = lake.latest_version()
+    df = spark.createDataFrame([(1,), (2,)], "id long")
+    with pytest.raises(Exception, match=location.rpartition("/")[2]):
+        write(df, lake_root, verify="tree")
+    assert Lakehouse.open(lake_root).latest_version() == before
+    with pytest.raises(Exception, match=r"option 'verify': 'everything' is not"):
+        write(df, lake_root, verify="everything")
+    write(df, lake_root)  # the default mode does not look at that file
+    assert ids(read(spark, lake_root)) == [1, 2]
+
+
 def test_time_travel_options_read_what_pyiceberg_reads(spark, lake_root):
     cat = iceberg(lake_root)
     table = cat.create_table("ns.t", pa.schema([pa.field("id", pa.int64())]))

@@ -1,7 +1,8 @@
 """`trinityfs mount ROOT MOUNTPOINT`: mount a lakehouse with FUSE (mfusepy).
 
     trinityfs mount ROOT MOUNTPOINT [--read-only] [--version N | --at TIME]
-                    [--foreground | --daemon] [--log-file PATH] [--debug] [-o OPTIONS]
+                    [--foreground | --daemon] [--verify reads|tree] [--log-file PATH]
+                    [--debug] [-o OPTIONS]
 
 The same command runs as `python -m trinityfs.fuse ...` (what the `mount.fuse.trinityfs`
 helper calls). `-o` takes comma-separated options, the way mount(8) and /etc/fstab give
@@ -11,6 +12,8 @@ them; trinityfs's own are
     version=N, at=TIME       show version N, or the version current at ISO-8601 TIME,
                              at the root (read-only)
     log=PATH                 log file (a daemon logs nowhere otherwise)
+    verify=reads|tree        what each commit verifies (--verify; else $TRINITYFS_VERIFY,
+                             else fsspec's [trinity] verify, else reads)
     latest_ttl=SECONDS       how long a probe of the latest version is reused (1)
     prefetch=N               threads that read a listed namespace's files ahead (8; 0 off)
     scratch=GLOB:GLOB        names of temporary files kept in memory ("+GLOB" adds to
@@ -97,6 +100,7 @@ class MountConfig:
     foreground: bool = True
     log_file: str | None = None
     debug: bool = False
+    verify: str | None = None  # "reads" or "tree"; None: $TRINITYFS_VERIFY, fsspec, reads
     latest_ttl: float = 1.0
     prefetch: int = 8
     scratch_patterns: tuple[str, ...] = DEFAULT_PATTERNS
@@ -137,6 +141,13 @@ def add_mount_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPar
         help="return once mounted, serving from a background process",
     )
     parser.set_defaults(daemon=False)
+    parser.add_argument(
+        "--verify",
+        dest="mount_verify",
+        choices=("reads", "tree"),
+        help="what each commit verifies: reads (what it reads) or tree (every file of the "
+        "tree, before writing); default $TRINITYFS_VERIFY, else fsspec's config, else reads",
+    )
     parser.add_argument("--log-file", metavar="PATH", help="append log lines to PATH")
     parser.add_argument("--debug", action="store_true", help="log every FUSE request")
     parser.add_argument(
@@ -183,6 +194,17 @@ def _storage_value(key: str, text: str) -> Any:
         raise MountError(str(exc)) from None
 
 
+def _verify_value(text: str) -> str:
+    """A verify=MODE option, by the catalog's one rule (`verify_mode`)."""
+    from trinityfs.catalog.config import verify_mode
+    from trinityfs.errors import InvalidArgumentError
+
+    try:
+        return verify_mode(text, env={}, fsspec_conf={})[0]
+    except InvalidArgumentError as exc:
+        raise MountError(f"verify={text}: {exc}") from None
+
+
 def config_from_args(args: argparse.Namespace) -> MountConfig:
     """A MountConfig from parsed arguments (MountError for a bad option)."""
     cfg = MountConfig(
@@ -194,6 +216,7 @@ def config_from_args(args: argparse.Namespace) -> MountConfig:
         foreground=not getattr(args, "daemon", False),
         log_file=getattr(args, "log_file", None),
         debug=bool(getattr(args, "debug", False)),
+        verify=getattr(args, "mount_verify", None),
     )
     for option in _split_options(getattr(args, "options", None) or []):
         key, has_value, value = option.partition("=")
@@ -209,6 +232,8 @@ def config_from_args(args: argparse.Namespace) -> MountConfig:
             cfg.at = value
         elif key == "log" and has_value:
             cfg.log_file = value
+        elif key == "verify" and has_value:
+            cfg.verify = _verify_value(value)
         elif key == "debug" and not has_value:
             cfg.debug = True
         elif key == "latest_ttl" and has_value:
@@ -256,6 +281,8 @@ def child_argv(cfg: MountConfig) -> list[str]:
         argv += ["--log-file", cfg.log_file]
     if cfg.debug:
         argv.append("--debug")
+    if cfg.verify is not None:
+        argv += ["--verify", cfg.verify]
     options = [f"latest_ttl={cfg.latest_ttl}", f"prefetch={cfg.prefetch}"]
     if cfg.scratch_patterns != DEFAULT_PATTERNS:
         options.append("scratch=" + ":".join(cfg.scratch_patterns))
@@ -314,7 +341,9 @@ def open_lakehouse(cfg: MountConfig) -> tuple[Any, int | None]:
     from trinityfs.errors import TrinityError
 
     try:
-        config = read_config(cfg.root, storage_options=cfg.storage_options or None)
+        config = read_config(
+            cfg.root, storage_options=cfg.storage_options or None, verify=cfg.verify
+        )
         lake = config.open()
         version = None
         if cfg.version is not None:
@@ -459,10 +488,18 @@ def mount_daemon(cfg: MountConfig) -> int:
     raise MountError(detail.split("trinityfs mount: ", 1)[-1])
 
 
-def execute(args: argparse.Namespace, storage_options: dict[str, Any] | None = None) -> int:
-    """Mount as the parsed arguments say (MountError, an OSError, when it cannot)."""
+def execute(
+    args: argparse.Namespace,
+    storage_options: dict[str, Any] | None = None,
+    verify: str | None = None,
+) -> int:
+    """Mount as the parsed arguments say (MountError, an OSError, when it cannot);
+    `storage_options` and `verify` are the `trinityfs` command's global ones, which the
+    mount's own (-o storage.KEY=, --verify, -o verify=) override."""
     cfg = config_from_args(args)
     cfg.storage_options = {**(storage_options or {}), **cfg.storage_options}
+    if cfg.verify is None:
+        cfg.verify = verify
     _setup_logging(cfg)
     if cfg.foreground:
         return mount_foreground(cfg)
@@ -482,8 +519,9 @@ def run_mount(args: argparse.Namespace, storage_options: dict[str, Any] | None =
 
 def cli_mount(ctx: Any, args: argparse.Namespace) -> int:
     """The `func(ctx, args)` of the `trinityfs` command: storage options come from its
-    -o KEY=VALUE / $TRINITYFS_STORAGE_OPTIONS too; errors reach its one-line handler."""
-    return execute(args, getattr(ctx, "storage_options", None))
+    -o KEY=VALUE / $TRINITYFS_STORAGE_OPTIONS too, and `trinityfs --verify MODE mount`
+    works like `mount --verify MODE`; errors reach its one-line handler."""
+    return execute(args, getattr(ctx, "storage_options", None), getattr(args, "verify", None))
 
 
 def build_parser() -> argparse.ArgumentParser:

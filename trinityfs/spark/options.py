@@ -106,6 +106,14 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "partition-by", WRITE, "a,b", "new table: identity partitions (Spark refuses partitionBy)"
     ),
     OptionSpec("transaction", WRITE, "id", "stage into this catalog transaction (see README)"),
+    OptionSpec(
+        "verify",
+        WRITE,
+        "reads or tree",
+        "what the commit verifies: `reads` (the files it reads) or `tree` (every file of "
+        "the tree it builds on, before writing); default `$TRINITYFS_VERIFY`, then "
+        "fsspec's `[trinity] verify`, then `reads`",
+    ),
     OptionSpec("snapshot-properties", WRITE, "JSON object", "added to the snapshot summary"),
 )
 
@@ -206,11 +214,14 @@ def _config(opts: Mapping[str, str], operation: str) -> Any:
 
     if "storage-options" in opts:
         _json_object("storage-options", opts["storage-options"])
+    if "verify" in opts and opts["verify"].strip().lower() not in ("reads", "tree"):
+        raise _fail("verify", f"{opts['verify']!r} is not 'reads' or 'tree'")
     try:
         config = read_config(
             root=opts.get("root") or None,
             storage_options=opts.get("storage-options") or None,
             version=opts.get("version") or None,
+            verify=opts.get("verify") or None,
         )
     except InvalidArgumentError as exc:  # it names the option or variable at fault
         raise InvalidArgumentError(f"trinitylake configuration: {exc}") from None
@@ -270,6 +281,8 @@ def parse_options(options: Mapping[str, Any], operation: str) -> SourceOptions:
             raise _fail(spec.name, f"applies to {spec.applies} only, not to a {operation}")
     config = _config(opts, operation)
     catalog["root"] = config.root
+    if operation == WRITE:  # resolved here: executors may not share the driver's environment
+        catalog["verify"] = config.verify
     if config.storage_options:
         catalog["storage-options"] = json.dumps(config.storage_options)
     for name in ("warehouse", "allowed-locations"):
