@@ -501,3 +501,16 @@ def test_decoding_a_large_node_hands_arrow_memory_back(blake, monkeypatch) -> No
     monkeypatch.setattr(nodefile, "RELEASE_AFTER_BYTES", len(data) + 1)
     nodefile.decode_node(data, None, name)  # a smaller file: nothing to hand back
     assert released == [True]
+
+
+def test_the_lease_is_renewed_while_staging_writes_no_file(blake, monkeypatch) -> None:
+    """A caller staging slowly (a pipe into `trinityfs load`) writes no batch of files for
+    a long time: staging renews the lease too, else the commit refused a live load."""
+    clock = [bulk_module.now_millis()]
+    monkeypatch.setattr(bulk_module, "now_millis", lambda: clock[0])
+    load = blake.bulk_load(lease_millis=60_000)
+    for i in range(5):  # 150 s in all, far fewer creates than a batch of files
+        clock[0] += 30_000
+        load.create_table("ns", f"t{i}")
+    assert load.commit() == blake.latest_version()
+    assert len(blake.list_tables("ns")) == 5

@@ -3,6 +3,7 @@ nothing: a bad line, a conflict or Ctrl-C leaves the catalog and its files as th
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -122,6 +123,12 @@ BAD_LINES = [
     ('{"kind": "table", "namespace": "sales", "name": ""}', "invalid table name"),
     ('{"kind": "namespace", "namespace": "a\\u0000b"}', "invalid namespace name"),
     ("[" * 100_000 + "]" * 100_000, "line 3:"),
+    ('{"kind": "table", "namespace": "sales", "name": "x", "name": "y"}', "'name' appears twice"),
+    (
+        '{"kind": "table", "namespace": "sales", "name": "x", '
+        '"definition": {"properties": {"a": "1", "a": "2"}}}',
+        "key 'a' appears twice",
+    ),
 ]
 
 
@@ -216,6 +223,57 @@ def test_ctrl_c_during_the_commit_waits_for_it(sample, root, monkeypatch):
     lake = Lakehouse.open(root)
     assert lake.at(4).describe_table("sales", "t000002").table_format == "ICEBERG"  # file kept
     assert not lake.fsck().errors
+
+
+class _SlowPipe:
+    """Standard input from a producer that writes a line every `pause` seconds."""
+
+    def __init__(self, lines: list[str], pause: float):
+        self.lines = [(line + "\n").encode() for line in lines]
+        self.pause = pause
+
+    def readline(self, limit: int = -1) -> bytes:
+        if not self.lines:
+            return b""
+        time.sleep(self.pause)
+        return self.lines.pop(0)
+
+
+def test_a_slow_producer_keeps_the_load_alive(sample, root):
+    """The lease was renewed only when a batch of files was written: a producer slower
+    than the lease (fewer than a batch of lines per lease) made the commit refuse."""
+    from trinityfs.cli.app import main
+
+    pipe = _SlowPipe(_tables("sales", 8), pause=0.1)  # 0.8 s in all, lease 0.3 s
+    err = io.StringIO()
+    status = main(
+        ["--root", root, "load", "--lease", "300ms", "-"],
+        stdin=pipe,
+        stderr=err,
+        stdout=io.StringIO(),
+    )
+    assert status == 0, err.getvalue()
+    assert Lakehouse.open(root).latest_version() == 4
+    pipe = _SlowPipe(_tables("sales", 2, start=100), pause=0.5)  # a pause past the lease
+    err = io.StringIO()
+    status = main(
+        ["--root", root, "load", "--lease", "300ms", "-"],
+        stdin=pipe,
+        stderr=err,
+        stdout=io.StringIO(),
+    )
+    assert status == 1 and "line 1: bulk load lease" in err.getvalue(), err.getvalue()
+    assert "lapsed" in err.getvalue() and "--lease" in err.getvalue()
+    assert Lakehouse.open(root).latest_version() == 4
+
+
+def test_lease_option(sample):
+    from trinityfs.catalog.bulk import DEFAULT_LEASE_MILLIS
+    from trinityfs.cli.load import DEFAULT_LEASE_MILLIS as CLI_DEFAULT
+
+    assert CLI_DEFAULT == DEFAULT_LEASE_MILLIS
+    result = sample("load", "--lease", "0", "-", stdin=b"")
+    assert result.status == 2 and "--lease must be positive" in result.err
 
 
 def _sigint_as_at_a_terminal() -> None:

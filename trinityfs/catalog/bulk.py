@@ -184,6 +184,7 @@ class BulkLoad:
         return exists
 
     def _stage(self, kind: str, key: str, namespace: str, name: str | None, msg) -> None:
+        self._renew_lease()  # a caller that stages slowly (a pipe) writes no batch for long
         if not msg.id:
             msg.id = str(uuid.uuid4())
         data = encode_definition(msg)

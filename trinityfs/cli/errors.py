@@ -37,6 +37,7 @@ _CLI_WORDS: tuple[tuple[str, str], ...] = (
     (r"\bmin_versions\b", "--min-versions"),
     (r"\bgrace_millis\b", "--grace"),
     (r"\bttl_millis\b", "--ttl"),
+    (r"\blease_millis\b", "--lease"),
     (r"must be an int >= (\d+), got", r"must be at least \1, got"),
 )
 

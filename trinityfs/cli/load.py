@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
-from .context import Context
+from .context import Context, UsageError, duration, duration_text
 from .errors import InputError
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
     from .app import AddCommand
 
+DEFAULT_LEASE_MILLIS = 10 * 60 * 1000  # catalog/bulk.py's default
 MAX_LINE_BYTES = 64 * 2**20  # a definition is at most 8 MiB encoded (format/definitions.py)
 TABLE_KEYS = frozenset({"kind", "namespace", "name", "definition"})
 NAMESPACE_KEYS = frozenset({"kind", "namespace", "properties"})
@@ -64,6 +65,15 @@ def register(add: AddCommand) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("source", metavar="FILE", help="a JSON Lines file, or - for stdin")
+    p.add_argument(
+        "--lease",
+        type=duration,
+        default=DEFAULT_LEASE_MILLIS,
+        metavar="DURATION",
+        help="how long the load may go without a sign of life (it renews its lease as it "
+        "reads; expiration keeps its files meanwhile); raise it for an input that pauses "
+        f"longer (default {duration_text(DEFAULT_LEASE_MILLIS)})",
+    )
 
 
 @dataclass
@@ -111,6 +121,16 @@ def _json_type(value: Any) -> str:
     return "an object" if isinstance(value, dict) else json_type(value)
 
 
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object; a key given twice is refused (json would keep the last silently)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        twice = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise InputError(f"key {twice!r} appears twice in one object")
+    return out
+
+
 def parse_line(line: bytes) -> dict[str, Any] | None:
     """One input line as a checked create (None for a blank line); InputError says why."""
     try:
@@ -120,7 +140,7 @@ def parse_line(line: bytes) -> dict[str, Any] | None:
     if not text.strip():
         return None
     try:
-        item = json.loads(text)
+        item = json.loads(text, object_pairs_hook=_object)
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON (column {exc.colno}: {exc.msg})") from None
     except RecursionError:
@@ -209,8 +229,10 @@ def cmd_load(ctx: Context, args: argparse.Namespace) -> int:
 
     stream, where, close = _open_source(ctx, args.source)
     try:
+        if args.lease <= 0:
+            raise UsageError(f"--lease must be positive, got {duration_text(args.lease)}")
         lake = ctx.lake
-        load = lake.bulk_load()
+        load = lake.bulk_load(lease_millis=args.lease)
         counts = Counts()
         try:
             with ctx.out.progress("objects staged") as bar:
