@@ -183,3 +183,29 @@ def test_key_order_matches_name_order(pairs):
     assert sorted(keys) == [codec.table_key(ns, t) for ns, t in by_name]
     # str order is UTF-8 byte order
     assert sorted(keys) == sorted(keys, key=lambda k: k.encode())
+
+
+def test_the_lakehouse_def_key_is_spelled_only_in_format_keys():
+    """The system key of the lakehouse definition was a raw "lakehouse_def" in seven
+    modules: every use site names format.keys.KEY_LAKEHOUSE_DEF (front ends through the
+    catalog API: catalog.model.LAKEHOUSE_DEF_KEY). The one other such string is
+    lifecycle/inventory.py's file-kind label LAKEHOUSE_DEF (a word in fsck and
+    expiration reports, not a tree key)."""
+    import ast
+    from pathlib import Path
+
+    from trinityfs.format.keys import KEY_LAKEHOUSE_DEF
+
+    package = Path(__file__).resolve().parents[1] / "trinityfs"
+    allowed = {("format/keys.py", 1), ("lifecycle/inventory.py", 1)}  # (file, count)
+    found = {}
+    for path in package.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        hits = [
+            node.lineno
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and node.value == KEY_LAKEHOUSE_DEF
+        ]
+        if hits:
+            found[str(path.relative_to(package))] = hits
+    assert {(name, len(lines)) for name, lines in found.items()} <= allowed, found

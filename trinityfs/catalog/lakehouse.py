@@ -41,7 +41,7 @@ from trinityfs.format.definitions import (
     parse_isolation_level,
     validate_lakehouse_def,
 )
-from trinityfs.format.keys import KeyCodec
+from trinityfs.format.keys import KEY_LAKEHOUSE_DEF, KeyCodec
 from trinityfs.format.paths import new_lakehouse_def_location, parse_root_node_file
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.lifecycle import (
@@ -415,7 +415,7 @@ class Lakehouse(FrontEndPrimitives):
         """Changes of objects from key -> (old location, new location)."""
         changes: list[Change] = []
         for key in sorted(diff):
-            if key == "lakehouse_def":
+            if key == KEY_LAKEHOUSE_DEF:
                 continue
             old, new = diff[key]
             decoded = keys.decode(key)
@@ -434,8 +434,10 @@ class Lakehouse(FrontEndPrimitives):
             )
         before = self.engine.snapshot(version - 1)
         changed = self.engine.changes(version)
-        diff = {k: (before.get(k) if k != "lakehouse_def" else None, v) for k, v in changed.items()}
-        diff = {k: (o, n) for k, (o, n) in diff.items() if o != n or k == "lakehouse_def"}
+        diff = {
+            k: (before.get(k) if k != KEY_LAKEHOUSE_DEF else None, v) for k, v in changed.items()
+        }
+        diff = {k: (o, n) for k, (o, n) in diff.items() if o != n or k == KEY_LAKEHOUSE_DEF}
         return self._classify(diff, KeyCodec.from_lakehouse_def(before.lakehouse_def))
 
     def diff(self, from_version: int, to_version: int) -> list[Change]:

@@ -5,8 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from trinityfs.format.keys import KEY_LAKEHOUSE_DEF
+
 Kind = Literal["namespace", "table", "view"]
 OBJECT_KINDS: tuple[Kind, ...] = ("table", "view")
+# The key of the lakehouse definition's row, which a commit conflict may name: front ends
+# take it from here rather than from the format layer.
+LAKEHOUSE_DEF_KEY = KEY_LAKEHOUSE_DEF
 
 
 @dataclass(frozen=True, order=True)

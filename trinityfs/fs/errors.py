@@ -30,6 +30,7 @@ import errno
 from collections.abc import Iterator
 from typing import Any
 
+from trinityfs.catalog.model import LAKEHOUSE_DEF_KEY
 from trinityfs.errors import (
     AlreadyExistsError,
     CommitConflictError,
@@ -129,7 +130,7 @@ def describe_key(key: str, keys: Any = None) -> tuple[str, tuple[str, str | None
                 decoded.namespace if decoded.name is None else f"{decoded.namespace}.{decoded.name}"
             )
             return f"{decoded.kind} {full}", (decoded.namespace, decoded.name)
-    if key == "lakehouse_def":
+    if key == LAKEHOUSE_DEF_KEY:
         return "the lakehouse definition", None
     return f"key {key!r}", None
 

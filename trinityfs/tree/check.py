@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 
 from trinityfs.errors import TreeInvariantError, TrinityError
+from trinityfs.format.keys import KEY_CREATED_AT_MILLIS, KEY_LAKEHOUSE_DEF, KEY_PREVIOUS_ROOT
 from trinityfs.tree.budget import buffer_bytes
 from trinityfs.tree.node import Node
 from trinityfs.tree.store import NodeStore
@@ -98,10 +99,10 @@ def check_tree(store: NodeStore, root: Node, *, order: int, budget: int, version
                 continue
             visit(child, bounds[i], bounds[i + 1], depth + 1, below)
 
-    for key in ("created_at_millis", "lakehouse_def"):
+    for key in (KEY_CREATED_AT_MILLIS, KEY_LAKEHOUSE_DEF):
         if key not in root.system:
             problems.append(f"root of version {version}: no {key} row")
-    if version > 0 and "previous_root" not in root.system:
+    if version > 0 and KEY_PREVIOUS_ROOT not in root.system:
         problems.append(f"root of version {version}: no previous_root row")
     visit(root, None, None, 0, {})
     if len(leaf_depths) > 1:

@@ -18,10 +18,10 @@ from google.protobuf.message import Message
 
 from trinityfs.errors import CommitConflictError, InvalidArgumentError
 from trinityfs.format.definitions import decode_definition, encode_definition
-from trinityfs.format.keys import KeyCodec
+from trinityfs.format.keys import KEY_LAKEHOUSE_DEF, KeyCodec
 from trinityfs.format.paths import new_definition_location
 
-LAKEHOUSE_DEF_KEY = "lakehouse_def"
+LAKEHOUSE_DEF_KEY = KEY_LAKEHOUSE_DEF
 
 
 def describe_key(key: str, codec: KeyCodec | None) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from trinityfs.format.definitions import buffer_budget_bytes
+from trinityfs.format.keys import KEY_LAKEHOUSE_DEF, KEY_ROLLBACK_FROM_ROOT
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.storage import Storage
 from trinityfs.tree import Node, NodeStore
@@ -56,14 +57,14 @@ class Engine:
         after = self.snapshot(version)
         if version == 0:
             return dict(after.items())
-        if "rollback_from_root" not in after.root.system:
+        if KEY_ROLLBACK_FROM_ROOT not in after.root.system:
             changed = after.own_changes()
         else:
             diff = diff_snapshots(self.snapshot(version - 1), after)
             changed = {k: new for k, (_old, new) in diff.items()}
-        before_def = self.roots.load(version - 1).system.get("lakehouse_def")
-        if after.root.system.get("lakehouse_def") != before_def:
-            changed["lakehouse_def"] = after.root.system.get("lakehouse_def")
+        before_def = self.roots.load(version - 1).system.get(KEY_LAKEHOUSE_DEF)
+        if after.root.system.get(KEY_LAKEHOUSE_DEF) != before_def:
+            changed[KEY_LAKEHOUSE_DEF] = after.root.system.get(KEY_LAKEHOUSE_DEF)
         return changed
 
 

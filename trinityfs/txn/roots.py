@@ -43,6 +43,7 @@ from trinityfs.errors import (
     VersionNotFoundError,
 )
 from trinityfs.format.definitions import decode_definition, validate_lakehouse_def
+from trinityfs.format.keys import KEY_LAKEHOUSE_DEF
 from trinityfs.format.nodefile import decode_node
 from trinityfs.format.paths import (
     LATEST_HINT,
@@ -206,7 +207,7 @@ class RootStore:
         return Node.from_file(decode_node(data, None, location), location)
 
     def lakehouse_def(self, root: Node) -> tuple[str, LakehouseDef]:
-        location = root.system.get("lakehouse_def")
+        location = root.system.get(KEY_LAKEHOUSE_DEF)
         version = version_of(root)
         if location is None:
             raise CorruptFileError(root.location or "<root>", "no lakehouse_def row", version)
