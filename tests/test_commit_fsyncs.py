@@ -1,9 +1,11 @@
 """What a local commit flushes and in which order (issue 13 item 1).
 
 A one-table commit flushes (1) the definition file, (2) its directory, (3) the root's
-temporary file, (4) the root directory after linking the root. (1) and (2) now run on
-background threads while the root is built, and are waited for before the root is
-linked: the root never references a file that could vanish in a crash.
+temporary file, (4) the root directory after linking the root. The definition's
+write-out starts as soon as it is written (while the root is built); (1), (2) and (3)
+then run together on background threads, so the filesystem commits them in one
+journal transaction, and all end before the root is linked: the root never
+references a file that could vanish in a crash.
 """
 
 from __future__ import annotations
@@ -15,9 +17,12 @@ import time
 
 import pytest
 
+import trinityfs.storage.local as local_module
 import trinityfs.txn.transaction as transaction_module
 from trinityfs import Lakehouse
 from trinityfs.errors import StorageError
+from trinityfs.storage import Storage
+from trinityfs.storage.base import TEMP_PREFIX
 
 
 def _path_of(fd: int) -> str:
@@ -80,7 +85,8 @@ def test_definition_flushes_end_before_the_root_is_linked(lake, monkeypatch):
     assert lake.latest_version() == version
 
 
-def test_definition_flushes_run_while_the_root_is_built(lake, monkeypatch):
+def test_definition_write_out_starts_before_the_root_is_built(lake, monkeypatch):
+    started: list[tuple[str, bool]] = []
     building = threading.Event()
     real_build = transaction_module.build_root
 
@@ -88,19 +94,41 @@ def test_definition_flushes_run_while_the_root_is_built(lake, monkeypatch):
         building.set()
         return real_build(*args, **kwargs)
 
+    real_writeback = local_module._start_writeback
+
+    def writeback(fd):
+        started.append((_path_of(fd), building.is_set()))
+        real_writeback(fd)
+
     monkeypatch.setattr(transaction_module, "build_root", build_root)
-    overlapped = []
+    monkeypatch.setattr(local_module, "_start_writeback", writeback)
+    lake.create_table("ns", "t")
+    definition = [built for path, built in started if "table-ns-t-" in path]
+    assert definition == [False]  # started before the root was built
+    root_temp = [built for path, built in started if TEMP_PREFIX in path]
+    assert root_temp == [True]
+
+
+def test_the_root_content_is_flushed_beside_the_definition(lake, monkeypatch):
+    """(1) and (3) run at the same time: each waits until the other has started, which
+    only finishes when they overlap (one journal commit for both on ext4)."""
+    definition_started, root_started = threading.Event(), threading.Event()
+    met: list[tuple[str, bool]] = []
     real_fsync = os.fsync
 
     def fsync(fd):
-        if "table-ns-t-" in _path_of(fd):
-            # a flush that waits for the root building can only finish if it runs beside it
-            overlapped.append(building.wait(timeout=3))
+        path = _path_of(fd)
+        if "table-ns-t-" in path:
+            definition_started.set()
+            met.append(("definition", root_started.wait(timeout=3)))
+        elif TEMP_PREFIX in path:
+            root_started.set()
+            met.append(("root", definition_started.wait(timeout=3)))
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", fsync)
     lake.create_table("ns", "t")
-    assert overlapped == [True]
+    assert sorted(met) == [("definition", True), ("root", True)]
 
 
 def test_every_flush_of_a_commit_is_still_made(lake, monkeypatch):
@@ -130,3 +158,58 @@ def test_without_fsync_nothing_runs_in_the_background(tmp_path, monkeypatch):
     log = FsyncLog(monkeypatch)
     lake.create_table("ns", "t")
     assert [e for e in log.events if e[0] == "fsync"] == []
+
+
+def test_a_failed_root_flush_commits_nothing_and_leaves_no_temporary_file(lake, monkeypatch):
+    before = lake.latest_version()
+    FsyncLog(monkeypatch, fail=TEMP_PREFIX)
+    with pytest.raises(StorageError):
+        lake.create_table("ns", "t")
+    monkeypatch.undo()
+    assert lake.latest_version() == before
+    assert not [n for n in os.listdir(lake.storage.backend.root) if n.startswith(TEMP_PREFIX)]
+    lake.create_table("ns", "t")  # the next commit writes and flushes everything again
+    assert "t" in lake.list_tables("ns")
+
+
+def test_a_failed_definition_flush_keeps_failing_a_retried_create(lake, monkeypatch):
+    """A create is retried when its outcome looked unknown (storage/settle.py): the wait
+    for the definitions must then fail again, never let the retry link the root."""
+    FsyncLog(monkeypatch, fail="table-ns-t-")
+    txn = lake.transaction()
+    txn.create_table("ns", "t")
+    with pytest.raises(StorageError, match="table-ns-t-"):
+        txn.commit()
+    with pytest.raises(StorageError, match="table-ns-t-"):
+        txn.txn._wait_files_durable()
+
+
+def test_create_after_a_failed_first_flush_leaves_nothing(tmp_path):
+    storage = Storage(str(tmp_path / "s"))
+
+    def failing() -> None:
+        raise StorageError("injected: the referenced files are not durable")
+
+    with pytest.raises(StorageError, match="injected"):
+        storage.create_if_absent("_1.arrow", b"root", first_durable=failing)
+    assert not storage.exists("_1.arrow")
+    assert os.listdir(tmp_path / "s") == []  # no temporary file either
+    calls: list[int] = []
+    assert storage.create_if_absent("_1.arrow", b"root", first_durable=lambda: calls.append(1))
+    assert calls == [1]
+    assert storage.read("_1.arrow") == b"root"
+    assert not storage.create_if_absent("_1.arrow", b"other", first_durable=lambda: None)
+
+
+def test_other_stores_flush_first_then_create(monkeypatch):
+    storage = Storage("memory://create-after")
+    order: list[str] = []
+    real = storage.backend.create_if_absent
+
+    def create(loc: str, data: bytes) -> bool:
+        order.append("create")
+        return real(loc, data)
+
+    monkeypatch.setattr(storage.backend, "create_if_absent", create)
+    assert storage.create_if_absent("_1.arrow", b"x", first_durable=lambda: order.append("flush"))
+    assert order == ["flush", "create"]

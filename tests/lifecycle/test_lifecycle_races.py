@@ -20,12 +20,12 @@ def test_expire_between_distributed_check_and_create(tmp_path, monkeypatch) -> N
     real_create = RootStore.create
     fired = []
 
-    def racing_create(self, version, data):
+    def racing_create(self, version, data, *flush):  # flush: the commit's first_durable
         if not fired:
             fired.append(version)
             with expiring_later():
                 Lakehouse.open(lake.url).expire(max_age_millis=0, min_versions=1, grace_millis=0)
-        return real_create(self, version, data)
+        return real_create(self, version, data, *flush)
 
     monkeypatch.setattr(RootStore, "create", racing_create)
     version = lake.load_distributed(txn.id).commit()

@@ -21,17 +21,17 @@ def _flaky(monkeypatch, *, landed: bool, failing_reads: int) -> list[str]:
     state = {"armed": True, "reads": 0, "root": None}
     log: list[str] = []
 
-    def create(self, loc, data):
+    def create(self, loc, data, **kwargs):  # kwargs: first_durable (the commit's flush)
         if parse_root_node_file(loc) is not None and (state["armed"] or loc == state["root"]):
             if state["armed"] and landed:
-                real_create(self, loc, data)
+                real_create(self, loc, data, **kwargs)
             state["armed"] = False
             state["root"] = loc
             log.append(loc)
             if landed and len(log) > 1:
-                return real_create(self, loc, data)  # later attempts: "already exists"
+                return real_create(self, loc, data, **kwargs)  # later attempts: "already exists"
             raise AmbiguousWriteError(f"injected: outcome of {loc} unknown")
-        return real_create(self, loc, data)
+        return real_create(self, loc, data, **kwargs)
 
     def read(self, loc):
         if loc == state["root"] and state["reads"] < failing_reads:

@@ -18,12 +18,12 @@ def _landed_but_ambiguous(monkeypatch, match, *, failing_reads: int = 0) -> list
     hits: list[str] = []
     reads = {"n": 0}
 
-    def create(self, loc, data):
+    def create(self, loc, data, **kwargs):  # kwargs: first_durable (a commit's flush)
         if not hits and match(self.url + loc):
             hits.append(loc)
-            real_create(self, loc, data)
+            real_create(self, loc, data, **kwargs)
             raise AmbiguousWriteError(f"injected: {loc} landed, the reply was lost")
-        return real_create(self, loc, data)
+        return real_create(self, loc, data, **kwargs)
 
     def read(self, loc):
         if hits and loc == hits[0] and reads["n"] < failing_reads:

@@ -19,13 +19,13 @@ def test_commit_in_flight_survives_expire_with_grace_zero(tmp_path, monkeypatch)
     real_create = RootStore.create
     ran = []
 
-    def stalled_create(self, version, data):
+    def stalled_create(self, version, data, *flush):  # flush: the commit's first_durable
         # the commit wrote its files, then stalls (contention); expiration runs now
         if not ran:
             ran.append(
                 Lakehouse.open(lake.url).expire(max_age_millis=0, min_versions=1, grace_millis=0)
             )
-        return real_create(self, version, data)
+        return real_create(self, version, data, *flush)
 
     monkeypatch.setattr(RootStore, "create", stalled_create)
     version = lake.create_table("ns", "in_flight", {"properties": {"big": "x" * 1000}})

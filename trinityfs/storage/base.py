@@ -81,6 +81,15 @@ class Backend(ABC):
     def create_if_absent(self, loc: str, data: bytes) -> bool:
         """Atomically create; False if it already existed. Never shows a partial file."""
 
+    def create_if_absent_after(
+        self, loc: str, data: bytes, first_durable: Callable[[], None]
+    ) -> bool:
+        """`create_if_absent` once `first_durable()` (which makes durable the files the
+        new one references, raising if it cannot) returned. A store that can flush the
+        new file's content beside it does so (local disk); the others call it first."""
+        first_durable()
+        return self.create_if_absent(loc, data)
+
     @abstractmethod
     def exists(self, loc: str) -> bool: ...
 

@@ -198,19 +198,27 @@ class Storage:
             durable()
         return durable
 
-    def create_if_absent(self, loc: str, data: Bytes) -> bool:
+    def create_if_absent(
+        self, loc: str, data: Bytes, *, first_durable: Callable[[], None] | None = None
+    ) -> bool:
         """Atomically create the file: True if this call created it, False if it existed.
 
         Never exposes a partial file. Raises AmbiguousWriteError when the store cannot
         say whether the write landed (read the file back to settle), and
         UnsupportedStorageError on a store without atomic create-if-absent.
+        `first_durable` (the wait for the flush of the files the new one references) is
+        called before the file is created: local disk flushes the new file's content
+        beside it (`Backend.create_if_absent_after`); what it raises fails the create.
         """
         loc = _validate(loc)
         data = _as_bytes(data)
         self._ensure_probed()
         self.stats.record("create", bytes_written=len(data))
         with self._errors("create", loc):
-            created = self.backend.create_if_absent(loc, data)
+            if first_durable is None:
+                created = self.backend.create_if_absent(loc, data)
+            else:
+                created = self.backend.create_if_absent_after(loc, data, first_durable)
         if created:
             self.cache.put(loc, data)
         return created

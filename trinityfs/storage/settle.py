@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 from trinityfs.errors import (
     AmbiguousWriteError,
@@ -37,13 +38,21 @@ _unsettled: dict[tuple[str, str], bytes] = {}
 _unsettled_lock = threading.Lock()
 
 
-def create_settled(storage: Storage, location: str, data: bytes, what: str = "") -> bool:
+def create_settled(
+    storage: Storage,
+    location: str,
+    data: bytes,
+    what: str = "",
+    first_durable: Callable[[], None] | None = None,
+) -> bool:
     """Create `location` holding `data`: True if ours landed, False if another file did.
 
     `what` names the file in messages ("the root of version 7"). Raises the store's
     error only when the file is not there, and AmbiguousWriteError when the outcome
     stays unknown after READBACK_ATTEMPTS read-backs (a later call with the same bytes
-    settles it).
+    settles it). `first_durable` is passed to every attempt (`Storage.create_if_absent`):
+    it must keep raising once it failed, so a retried create never links a file whose
+    references are not durable.
     """
     what = what or location
     key = (storage.url, location)
@@ -52,7 +61,10 @@ def create_settled(storage: Storage, location: str, data: bytes, what: str = "")
     for _ in range(READBACK_ATTEMPTS):
         failure: StorageError | None = None
         try:
-            created = storage.create_if_absent(location, data)
+            if first_durable is None:
+                created = storage.create_if_absent(location, data)
+            else:
+                created = storage.create_if_absent(location, data, first_durable=first_durable)
         except UnsupportedStorageError:
             raise
         except AmbiguousWriteError as exc:

@@ -24,7 +24,7 @@ dangling root (see trinityfs/lifecycle/expire.py):
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from trinityfs.errors import (
     AmbiguousWriteError,
@@ -135,15 +135,23 @@ def create_root(
     *,
     source: int | None = None,
     remember: bool = True,
+    first_durable: Callable[[], None] | None = None,
 ) -> bool:
     """Create the root of `version` built on the tree of version `source` (when that
     is older than the latest one): True if ours landed, False if another root did.
 
+    `first_durable` waits until the files the root references are durable; the root
+    is created only after it returned (local disk flushes the root's content beside
+    it: `Storage.create_if_absent`), and what it raises fails the commit.
     Raises TransactionExpiredError when a racing expiration makes the new root
     unusable (nothing stays committed), AmbiguousWriteError when the outcome is unknown
     (`settle_root` settles it later).
     """
-    if not engine.roots.create(version, data):
+    if first_durable is None:
+        created = engine.roots.create(version, data)
+    else:
+        created = engine.roots.create(version, data, first_durable)
+    if not created:
         return False
     confirm_root(engine, version, root, source=source, remember=remember)
     return True

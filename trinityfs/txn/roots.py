@@ -151,16 +151,23 @@ class RootStore:
     def exists(self, version: int) -> bool:
         return self.storage.exists(root_node_file(version))
 
-    def create(self, version: int, data: bytes) -> bool:
+    def create(
+        self, version: int, data: bytes, first_durable: Callable[[], None] | None = None
+    ) -> bool:
         """Create the root of `version`: True if ours landed, False if another one did.
 
         Unknown outcomes are settled by reading back (`trinityfs.storage.settle`).
         Only `trinityfs.txn.publish` calls this: every root is made there.
+        `first_durable`: see `Storage.create_if_absent`.
         """
         started = self._clock()
         base_trusted = self.trusted_latest() == version - 1
         created = create_settled(
-            self.storage, root_node_file(version), data, f"the root of version {version}"
+            self.storage,
+            root_node_file(version),
+            data,
+            f"the root of version {version}",
+            first_durable,
         )
         if created and base_trusted:
             # Root version-1 was the latest within the trust window and root `version`

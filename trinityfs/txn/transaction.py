@@ -247,9 +247,15 @@ class Transaction:
             source = base.version if self.source_may_be_old and base is self.base else None
             if source is not None:
                 check_source_kept(self.engine, source, f"transaction based on version {source}")
-            self._wait_files_durable()
             try:
-                created = create_root(self.engine, version, root_bytes, root, source=source)
+                created = create_root(
+                    self.engine,
+                    version,
+                    root_bytes,
+                    root,
+                    source=source,
+                    first_durable=self._wait_files_durable,
+                )
             except AmbiguousWriteError:
                 self._unsettled = (version, root_bytes, root, base, source)
                 raise
@@ -268,15 +274,17 @@ class Transaction:
             self.replays += 1
 
     def _wait_files_durable(self) -> None:
-        """Wait for the flush of this commit's files, started before its root was built:
-        no root is created before every file it references is durable. A failed flush
-        fails the commit before any root exists (as a failed write did before)."""
-        durable, self._files_durable = self._files_durable, _durable_already
+        """Flush this commit's files (written, and their write-out started, before the
+        root was built) and wait: called by the root's create right before it links
+        the root, beside the flush of the root's own content, so no root is created
+        before every file it references is durable. A failed flush fails the commit
+        before any root exists, and keeps failing if the create is retried."""
         try:
-            durable()
+            self._files_durable()
         except BaseException:
             self._ldef_location = None
             raise
+        self._files_durable = _durable_already
 
     def settle(self) -> int | None:
         """Settle a commit whose outcome was unknown: the version if it landed, None
