@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+import sys
 import uuid
 
 import pyarrow as pa
@@ -140,11 +141,17 @@ def rows_digest(columns: list[pa.Array]) -> str:
             raise ValueError("rows_digest needs string columns of equal length")
     if not n_rows:
         return h.hexdigest()
-    # The lengths of every column in two kernel calls (each call costs tens of us).
-    lengths = pc.fill_null(pc.binary_length(pa.chunked_array(columns, type=pa.string())), -1)
-    all_lengths = _array_bytes(lengths.combine_chunks(), 4)
+    if n_rows <= _LANE_ROWS_MAX and _LITTLE_ENDIAN:
+        all_lengths = None
+    else:
+        # The lengths of every column in two kernel calls (each call costs tens of us).
+        lengths = pc.fill_null(pc.binary_length(pa.chunked_array(columns, type=pa.string())), -1)
+        all_lengths = _array_bytes(lengths.combine_chunks(), 4)
     for i, column in enumerate(columns):
-        h.update(all_lengths[4 * n_rows * i : 4 * n_rows * (i + 1)])
+        if all_lengths is None:
+            h.update(_lane_lengths(column, n_rows))
+        else:
+            h.update(all_lengths[4 * n_rows * i : 4 * n_rows * (i + 1)])
         offsets, data = column.buffers()[1], column.buffers()[2]
         if n_rows and data is not None:
             first = int.from_bytes(offsets[4 * column.offset : 4 * column.offset + 4], "little")
@@ -154,10 +161,39 @@ def rows_digest(columns: list[pa.Array]) -> str:
     return h.hexdigest()
 
 
-def _array_bytes(array: pa.Array, width: int) -> memoryview:
-    buffer = array.buffers()[1]
-    start = array.offset * width
-    return memoryview(buffer)[start : start + len(array) * width]
+def _array_bytes(values: pa.Array, width: int) -> memoryview:
+    buffer = values.buffers()[1]
+    start = values.offset * width
+    return memoryview(buffer)[start : start + len(values) * width]
+
+
+# Up to this many rows a column's lengths are computed with integer arithmetic on its
+# buffers (below) instead of compute kernels, whose calls cost more than the work for
+# the small nodes every commit encodes and every cold read verifies (a root, a leaf).
+_LANE_ROWS_MAX = 4096
+_LITTLE_ENDIAN = sys.byteorder == "little"
+# byte b of an inverted validity bitmap -> 8 int32 lanes, all ones where a bit is set
+_NULL_LANES = [
+    b"".join(b"\xff\xff\xff\xff" if b >> j & 1 else bytes(4) for j in range(8)) for b in range(256)
+]
+
+
+def _lane_lengths(column: pa.Array, n_rows: int) -> bytes:
+    """The value lengths of a string column as little-endian int32, -1 for a null: what
+    binary_length + fill_null(-1) give. The offsets of a valid array never decrease
+    (decode_node validates them first), so subtracting the offsets shifted by one row
+    as two big integers subtracts lane by lane without a borrow crossing lanes; OR-ing
+    all-ones lanes at the nulls then gives -1 whatever a null's offsets say."""
+    validity, offsets = column.buffers()[0], column.buffers()[1]
+    start = 4 * column.offset
+    ends = memoryview(offsets)[start : start + 4 * (n_rows + 1)]
+    lengths = int.from_bytes(ends[4:], "little") - int.from_bytes(ends[:-4], "little")
+    if column.null_count:
+        bits = 0 if validity is None else int.from_bytes(validity, "little") >> column.offset
+        nulls = ~bits & ((1 << n_rows) - 1)
+        lanes = b"".join(map(_NULL_LANES.__getitem__, nulls.to_bytes(-(-n_rows // 8), "little")))
+        lengths |= int.from_bytes(lanes[: 4 * n_rows], "little")
+    return lengths.to_bytes(4 * n_rows, "little")
 
 
 def with_rows_digest(schema: pa.Schema, columns: list[pa.Array]) -> pa.Schema:
