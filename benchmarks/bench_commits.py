@@ -214,8 +214,9 @@ def commit_rate(ops: int, workdir: Path) -> None:
     )
     print(
         f"  trinityfs fsyncs per commit: table create {fsyncs['lake create'] / ops:.2f}, "
-        f"property update {fsyncs['lake props'] / ops:.2f} (a definition's two run beside "
-        "the building of the root; a commit waits for about two in a row)"
+        f"property update {fsyncs['lake props'] / ops:.2f} (the definition's, its "
+        "directory's and the root's content run together, then the root directory's: a "
+        "commit waits for two journal commits in a row)"
     )
     pairs = (
         ("table create", "lake create", "SqlCatalog create_namespace", "sql create"),
