@@ -123,8 +123,23 @@ def cold_lookup_files(url: str, n: int) -> int:
 
 
 def bytes_per_commit(
-    n: int, commits: int, workdir: Path, how: str = "txn", build_only: bool = False
+    n: int,
+    commits: int,
+    workdir: Path,
+    how: str = "txn",
+    build_only: bool = False,
+    baseline_commits: int | None = None,
+    window: int = 5000,
 ) -> None:
+    """Bytes each one-table commit writes on both lakehouses, interleaved.
+
+    `baseline_commits` (default: `commits`) stops the baseline early (at 1M tables it
+    commits ~50/s); its figures are then over fewer commits, printed in the row. The
+    mean over the last `window` commits of a run and the mean of each block of `window`
+    commits show whether the run reached steady state (buffers below the root fill up
+    over thousands of commits, so an early mean understates the cost).
+    """
+    baseline_commits = commits if baseline_commits is None else min(baseline_commits, commits)
     lakes = {
         "trinityfs": build(str(workdir / f"new-{n}"), n, baseline=False, how=how),
         "baseline": build(str(workdir / f"old-{n}"), n, baseline=True, how=how),
@@ -141,8 +156,11 @@ def bytes_per_commit(
     written: dict[str, list[int]] = {name: [] for name in lakes}
     fsyncs: dict[str, int] = dict.fromkeys(lakes, 0)
     elapsed: dict[str, float] = dict.fromkeys(lakes, 0.0)
+    runs = {"trinityfs": commits, "baseline": baseline_commits}
     for c in range(commits):
         for name, lake in lakes.items():
+            if c >= runs[name]:
+                continue
             i = n + c
             with policy(NEW_POLICY if name == "trinityfs" else OLD_POLICY), FsyncCounter() as fc:
                 before = lake.storage.stats.snapshot()["bytes_written"]
@@ -151,20 +169,33 @@ def bytes_per_commit(
                 elapsed[name] += time.perf_counter() - start
                 written[name].append(lake.storage.stats.snapshot()["bytes_written"] - before)
             fsyncs[name] += fc.count
-    print(f"\n== bytes per one-table commit, {n:,} tables, {commits} commits each, interleaved ==")
-    header = ("mean KB", "p99 KB", "max KB", "fsyncs/commit", "commits/s", "cold lookup files")
-    print(f"  {'':<10}" + "".join(f"{h:>19}" for h in header))
+        if (c + 1) % window == 0:
+            done = written["trinityfs"][-window:]
+            print(
+                f"  commits {c + 1 - window + 1:>7,}-{c + 1:<7,} trinityfs mean "
+                f"{statistics.mean(done) / 1000:.1f} KB, max {max(done) / 1000:.1f} KB",
+                flush=True,
+            )
+    print(f"\n== bytes per one-table commit, {n:,} tables, interleaved ==")
+    header = ("commits", "mean KB", f"last {window:,} KB", "p99 KB", "max KB")
+    header += ("fsyncs/commit", "commits/s", "cold lookup files")
+    print(f"  {'':<10}" + "".join(f"{h:>17}" for h in header))
     for name, lake in lakes.items():
+        done = runs[name]
+        if not done:
+            continue
         sizes = sorted(written[name])
         row = (
+            f"{done:,}",
             f"{statistics.mean(sizes) / 1000:.1f}",
+            f"{statistics.mean(written[name][-window:]) / 1000:.1f}",
             f"{sizes[int(len(sizes) * 0.99)] / 1000:.1f}",
             f"{sizes[-1] / 1000:.1f}",
-            f"{fsyncs[name] / commits:.2f}",
-            f"{commits / elapsed[name]:.1f}",
+            f"{fsyncs[name] / done:.2f}",
+            f"{done / elapsed[name]:.1f}",
             str(cold_lookup_files(lake.url, n)),
         )
-        print(f"  {name:<10}" + "".join(f"{v:>19}" for v in row))
+        print(f"  {name:<10}" + "".join(f"{v:>17}" for v in row))
         lake.check()
 
 
@@ -245,13 +276,33 @@ def main() -> None:
         "--lakes", type=Path, default=None, help="keep the lakes here and reuse them when present"
     )
     parser.add_argument("--build-only", action="store_true", help="build the lakes and stop")
+    parser.add_argument(
+        "--baseline-commits",
+        type=int,
+        default=None,
+        help="stop the baseline after this many commits (default: --commits)",
+    )
+    parser.add_argument(
+        "--window",
+        type=int,
+        default=5000,
+        help="also report the mean of each block of this many commits and of the last one",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         if args.rate_ops and not args.build_only:
             commit_rate(args.rate_ops, Path(tmp))
         for n in args.sizes:
             where = args.lakes or Path(tmp)
-            bytes_per_commit(n, args.commits, where, args.build, args.build_only)
+            bytes_per_commit(
+                n,
+                args.commits,
+                where,
+                args.build,
+                args.build_only,
+                args.baseline_commits,
+                args.window,
+            )
 
 
 if __name__ == "__main__":

@@ -82,8 +82,12 @@ def run(
     node_size: int,
     policy: FlushPolicy,
     compression: str | None,
+    window: int = 0,
 ):
-    """One-key commits from `base` with `policy`; bytes written per commit and lookup depth."""
+    """One-key commits from `base` with `policy`; bytes written per commit and lookup depth.
+
+    With `window`, also the mean of the last `window` commits (the steady state: buffers
+    below the root take thousands of commits to fill, so an early mean understates)."""
     ldef = new_lakehouse_def(node_file_max_size_bytes=node_size)
     codec = KeyCodec.from_lakehouse_def(ldef)
     storage = store.storage
@@ -102,10 +106,12 @@ def run(
         root_bytes = len(encode_node(new_root.to_file(), ldef.order, compression=compression))
         sizes.append(nodes_bytes + root_bytes)
         root = new_root
+    last = statistics.mean(sizes[-window:]) if window else float("nan")
     sizes.sort()
     probe = [pair(codec, i)[0] for i in range(0, n, max(1, n // 200))]
     return {
         "mean": statistics.mean(sizes),
+        "last": last,
         "p99": sizes[int(len(sizes) * 0.99)],
         "max": sizes[-1],
         "cold_nodes": max(cold_lookup_nodes(root, store, k) for k in probe),
@@ -120,12 +126,15 @@ def main() -> None:
     parser.add_argument("--root-caps", type=int, nargs="+", default=[4096, 8192, 16384, 32768])
     parser.add_argument("--node-caps", type=int, nargs="+", default=[32768, 131072, 524288])
     parser.add_argument("--compression", nargs="+", default=["zstd", "none"])
+    parser.add_argument(
+        "--window", type=int, default=0, help="also the mean of the last WINDOW commits"
+    )
     args = parser.parse_args()
     for n in args.sizes:
         print(f"== {n:,} tables, {args.commits} one-table commits ==")
         print(
             f"{'node size':>10} {'root cap':>9} {'node cap':>9} {'files':>6} {'mean B':>9} "
-            f"{'p99 B':>9} {'max B':>9} {'cold nodes':>10}"
+            f"{'p99 B':>9} {'max B':>9} {'cold nodes':>10} {'last-window mean B':>18}"
         )
         for compression in args.compression:
             packed = None if compression == "none" else compression
@@ -138,11 +147,13 @@ def main() -> None:
                 for root_cap in args.root_caps:
                     for node_cap in args.node_caps:
                         policy = FlushPolicy(root_cap, node_cap)
-                        r = run(n, args.commits, store, base, node_size, policy, packed)
+                        r = run(
+                            n, args.commits, store, base, node_size, policy, packed, args.window
+                        )
                         print(
                             f"{node_size:>10} {root_cap:>9} {node_cap:>9} {compression:>6} "
                             f"{r['mean']:>9.0f} {r['p99']:>9} {r['max']:>9} "
-                            f"{r['cold_nodes']:>10}",
+                            f"{r['cold_nodes']:>10} {r['last']:>18.0f}",
                             flush=True,
                         )
 
