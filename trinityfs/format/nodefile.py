@@ -468,9 +468,21 @@ def _raise_key_table_problem(
     raise AssertionError("a key table failed a check no row fails")  # the two disagree
 
 
+@dataclass(frozen=True)
+class BufferColumns:
+    """A node's write buffer left as Arrow arrays (verified like a decoded one): keys,
+    values (null = delete) and versions (uint64), in file order. `decode_node` returns
+    it instead of a list for buffers of at least `columns_from` messages, so that a
+    bulk load's root (a million messages) costs no Python object per message."""
+
+    keys: pa.Array
+    values: pa.Array
+    versions: pa.Array
+
+
 def _decode_buffer(
-    cols: list[pa.Array], start: int, path: str
-) -> list[tuple[str, str | None, int]]:
+    cols: list[pa.Array], start: int, path: str, columns_from: int | None = None
+) -> list[tuple[str, str | None, int]] | BufferColumns:
     keys, values, pnodes, txns = (col.slice(start) for col in cols)
     if keys.null_count:
         raise CorruptFileError(
@@ -500,9 +512,12 @@ def _decode_buffer(
         _check_location(values[bad].as_py(), path, f"row {start + bad} (buffer value)")
     if len(txns) >= _VECTOR_MIN:
         try:
-            versions = pc.cast(txns, pa.uint64()).to_pylist()
+            version_array = pc.cast(txns, pa.uint64())
         except pa.ArrowException:
             raise CorruptFileError(path, "a buffer txn does not fit in 64 bits") from None
+        if columns_from is not None and len(txns) >= columns_from:
+            return BufferColumns(keys, values, version_array)
+        versions = version_array.to_pylist()
     else:
         versions = [int(t) for t in texts]
         if any(v > MAX_VERSION for v in versions):
@@ -529,19 +544,26 @@ def _one_array(column: pa.ChunkedArray) -> pa.Array:
     return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
-def decode_node(data: bytes, order: int | None, path: str) -> NodeFile:
+def decode_node(
+    data: bytes, order: int | None, path: str, *, buffer_columns_from: int | None = None
+) -> NodeFile:
     """Parse and fully verify a node file; see `_decode_node`.
+
+    With `buffer_columns_from`, a buffer of at least that many messages is returned as
+    `BufferColumns` (Arrow arrays) instead of a list of tuples.
 
     After a large file (a bulk-loaded root: hundreds of MB of columns) the Arrow memory
     its columns used is handed back to the system at once: the allocator keeps freed
     pages otherwise, and the Python objects decoded from them cannot reuse those."""
-    node = _decode_node(data, order, path)
+    node = _decode_node(data, order, path, buffer_columns_from)
     if len(data) >= RELEASE_AFTER_BYTES:
         pa.default_memory_pool().release_unused()
     return node
 
 
-def _decode_node(data: bytes, order: int | None, path: str) -> NodeFile:
+def _decode_node(
+    data: bytes, order: int | None, path: str, buffer_columns_from: int | None = None
+) -> NodeFile:
     """Parse and fully verify a node file; raises CorruptFileError naming `path`.
 
     With `order` None the key table size is inferred: it runs from the first row with
@@ -587,6 +609,6 @@ def _decode_node(data: bytes, order: int | None, path: str) -> NodeFile:
         raise CorruptFileError(
             path, f"n_keys is {system[KEY_N_KEYS]} but the key table holds {len(keys)} keys"
         )
-    buffer = _decode_buffer(cols, start + size, path)
+    buffer = _decode_buffer(cols, start + size, path, buffer_columns_from)
     del system[KEY_N_KEYS]
     return NodeFile(system=system, keys=keys, values=values, children=children, buffer=buffer)

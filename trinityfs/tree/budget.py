@@ -101,9 +101,10 @@ class MessageBuffer(dict[str, Message]):
 
 
 def buffer_bytes(buffer: Mapping[str, Message]) -> int:
-    """Estimated bytes of a buffer (O(1) for a MessageBuffer)."""
-    if isinstance(buffer, MessageBuffer):
-        return buffer.nbytes
+    """Estimated bytes of a buffer (O(1) for a MessageBuffer or a ColumnBuffer)."""
+    nbytes = getattr(buffer, "nbytes", None)
+    if isinstance(nbytes, int):
+        return nbytes
     return sum(message_bytes(k, m) for k, m in buffer.items())
 
 

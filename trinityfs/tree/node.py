@@ -10,25 +10,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from trinityfs.format.nodefile import NodeFile
+from trinityfs.format.nodefile import BufferColumns, NodeFile
 from trinityfs.tree.budget import Message, MessageBuffer
+from trinityfs.tree.columns import ColumnBuffer
 
-__all__ = ["Message", "MessageBuffer", "Node"]
+__all__ = ["ColumnBuffer", "Message", "MessageBuffer", "Node"]
 
 
 @dataclass(eq=False, slots=True)
 class Node:
-    """One B-epsilon tree node: a B-tree key table plus a write buffer."""
+    """One B-epsilon tree node: a B-tree key table plus a write buffer.
+
+    A committed root decoded with its buffer left as Arrow columns (a bulk load's) has
+    a read-only `ColumnBuffer`; every other node a `MessageBuffer`.
+    """
 
     keys: list[str]
     values: list[str]
     children: list[str | Node] | None  # k+1 references, None for a leaf
-    buffer: MessageBuffer = field(default_factory=MessageBuffer)
+    buffer: MessageBuffer | ColumnBuffer = field(default_factory=MessageBuffer)
     system: dict[str, str] = field(default_factory=dict)
     location: str | None = None  # set for committed (immutable) nodes
 
     def __post_init__(self) -> None:
-        if not isinstance(self.buffer, MessageBuffer):
+        if not isinstance(self.buffer, MessageBuffer | ColumnBuffer):
             self.buffer = MessageBuffer(self.buffer)
 
     @property
@@ -56,10 +61,22 @@ class Node:
 
     @classmethod
     def from_file(cls, nf: NodeFile, location: str | None) -> Node:
-        buffer = MessageBuffer()
-        for key, value, txn in nf.buffer:
-            buffer.pop(key, None)  # the newest message for a key wins and keeps its place
-            buffer[key] = (value, txn)
+        rows = nf.buffer
+        buffer: MessageBuffer | ColumnBuffer | None = None
+        if isinstance(rows, BufferColumns):
+            buffer = ColumnBuffer.from_columns(rows.keys, rows.values, rows.versions)
+            if buffer is None:  # not sorted by key: decode it message by message
+                rows = zip(
+                    rows.keys.to_pylist(),
+                    rows.values.to_pylist(),
+                    rows.versions.to_pylist(),
+                    strict=True,
+                )
+        if buffer is None:
+            buffer = MessageBuffer()
+            for key, value, txn in rows:
+                buffer.pop(key, None)  # the newest message for a key wins and keeps its place
+                buffer[key] = (value, txn)
         return cls(
             keys=list(nf.keys),
             values=list(nf.values),

@@ -186,6 +186,9 @@ def _messages(node: Node, lo: str, hi: str | None) -> list[tuple[str, str | None
     """The node's buffered (key, value or None) in [lo, hi), by key."""
     if not node.buffer:
         return []
+    between = getattr(node.buffer, "between", None)
+    if between is not None:  # a ColumnBuffer: sorted already, sliced by binary search
+        return between(lo, hi)
     return sorted((k, m[0]) for k, m in node.buffer.items() if k >= lo and (hi is None or k < hi))
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from trinityfs.tree.budget import FlushPolicy, message_bytes
 from trinityfs.tree.bulk import BottomUpBuilder
+from trinityfs.tree.columns import ColumnBuffer
 from trinityfs.tree.node import Message, MessageBuffer, Node
 from trinityfs.tree.reader import scan
 from trinityfs.tree.store import NodeStore
@@ -40,7 +41,11 @@ class TreeWriter:
         budget: int,
         version: int,
         policy: FlushPolicy | None = None,
+        emit: Callable[[Node], str | Node] | None = None,
     ):
+        """`emit` writes a node the bottom-up rebuild has finished and returns its
+        location (`NodeStore.node_emitter`): a rebuilt tree is then written while it is
+        built instead of held in memory until the commit writes its new nodes."""
         if order < 3:
             raise ValueError("tree order must be at least 3")
         self.store = store
@@ -48,6 +53,7 @@ class TreeWriter:
         self.budget = budget
         self.version = version
         self.policy = policy or self.default_policy
+        self.emit: Callable[[Node], str | Node] = emit or _keep
         self.root_cap = self.policy.root_cap(budget)
         self.node_cap = self.policy.node_cap(budget)
         self.max_keys = order - 1
@@ -57,6 +63,11 @@ class TreeWriter:
 
     def commit(self, base_root: Node, changes: Mapping[str, str | None]) -> Node:
         """New root = base root + `changes` (key -> location, None deletes) as messages."""
+        buffer = base_root.buffer
+        if isinstance(buffer, ColumnBuffer):  # all older: the base root is committed
+            replaced = sum(1 for key in changes if key in buffer)
+            if len(buffer) - replaced > self.policy.rebuild_messages:  # as _settle_root
+                return self._settle_root(self._rebuild_columns(base_root, buffer, changes))
         root = base_root.copy()
         for key, value in changes.items():
             root.buffer[key] = (value, self.version)
@@ -96,13 +107,38 @@ class TreeWriter:
         """
         older = sorted((k, m[0]) for k, m in root.buffer.items() if self._older(m))
         newer = MessageBuffer((k, m) for k, m in root.buffer.items() if not self._older(m))
+        return self._build_below(root, older, newer)
+
+    def _rebuild_columns(
+        self, base_root: Node, buffer: ColumnBuffer, changes: Mapping[str, str | None]
+    ) -> Node:
+        """`_rebuild` of a committed root whose buffer is Arrow columns (a bulk load's),
+        without a Python object per message: its messages (sorted, all older than this
+        commit) stream through the merge a slice at a time, except those `changes`
+        replace, which stay in the new root as this commit's messages."""
+        older = (
+            (key, value)
+            for key, value, _version in buffer.rows()
+            if key not in changes  # replaced by this commit's message for the key
+        )
+        newer = MessageBuffer((key, (value, self.version)) for key, value in changes.items())
+        return self._build_below(base_root, older, newer)
+
+    def _build_below(
+        self, root: Node, older: Iterable[tuple[str, str | None]], newer: MessageBuffer
+    ) -> Node:
+        """The tree below `root` with the sorted `older` messages applied, built
+        bottom-up (each node emitted as it is cut), under a root holding `newer`."""
         below = Node(keys=root.keys, values=root.values, children=root.children)
-        builder = BottomUpBuilder(self.order, lambda node: node)
+        builder = BottomUpBuilder(self.order, self.emit)
         for key, value in _overlay(scan(self.store, below), older):
             builder.add(key, value)
         new_root = builder.finish()
+        flush = getattr(self.emit, "flush", None)
+        if flush is not None:
+            flush()  # the rebuilt tree is written (durably) before the commit goes on
         new_root.buffer = newer
-        new_root.system = root.system
+        new_root.system = dict(root.system)
         return new_root
 
     def _root_over_budget(self, root: Node) -> bool:
@@ -332,22 +368,33 @@ class TreeWriter:
             self._split_child(node, lo)
 
 
+def _keep(node: Node) -> Node:
+    """The default emit: a finished node stays in memory until the commit writes it."""
+    return node
+
+
+_END = object()
+
+
 def _overlay(
-    pairs: Iterable[tuple[str, str]], messages: list[tuple[str, str | None]]
+    pairs: Iterable[tuple[str, str]], messages: Iterable[tuple[str, str | None]]
 ) -> Iterator[tuple[str, str]]:
-    """Sorted `pairs` with sorted `messages` applied (a None value deletes the key)."""
-    i, n = 0, len(messages)
+    """Sorted `pairs` with sorted `messages` applied (a None value deletes the key);
+    both are consumed as streams."""
+    pending = iter(messages)
+    message = next(pending, _END)
     for key, value in pairs:
-        while i < n and messages[i][0] < key:
-            if messages[i][1] is not None:
-                yield messages[i]  # type: ignore[misc]
-            i += 1
-        if i < n and messages[i][0] == key:
-            if messages[i][1] is not None:
-                yield messages[i]  # type: ignore[misc]
-            i += 1
+        while message is not _END and message[0] < key:  # type: ignore[index]
+            if message[1] is not None:  # type: ignore[index]
+                yield message  # type: ignore[misc]
+            message = next(pending, _END)
+        if message is not _END and message[0] == key:  # type: ignore[index]
+            if message[1] is not None:  # type: ignore[index]
+                yield message  # type: ignore[misc]
+            message = next(pending, _END)
         else:
             yield key, value
-    for key, value in messages[i:]:
-        if value is not None:
-            yield key, value
+    while message is not _END:
+        if message[1] is not None:  # type: ignore[index]
+            yield message  # type: ignore[misc]
+        message = next(pending, _END)

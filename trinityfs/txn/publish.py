@@ -77,7 +77,8 @@ def build_root(
         engine.tree_verifier.verify(
             tree, nodes, lakehouse_def, version=tree_version, changes=changes
         )
-    root = TreeWriter(nodes, order, budget, version).commit(tree, changes)
+    emitter = nodes.node_emitter(compression)  # a rebuild writes its nodes as it cuts them
+    root = TreeWriter(nodes, order, budget, version, emit=emitter).commit(tree, changes)
     system = {KEY_LAKEHOUSE_DEF: lakehouse_def}
     created = now_millis()
     if previous is not None:
@@ -88,7 +89,7 @@ def build_root(
     system[KEY_CREATED_AT] = str(created)
     system.update(extra or {})
     root.system = system
-    written = nodes.write_new_nodes(root, compression=compression)
+    written = emitter.written + nodes.write_new_nodes(root, compression=compression)
     if engine.tree_verifier is not None:
         engine.tree_verifier.remember_written(written)
     return encode_node(root.to_file(), order, compression=compression), root

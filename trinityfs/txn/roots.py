@@ -56,6 +56,7 @@ from trinityfs.lru import LRU
 from trinityfs.storage import Storage
 from trinityfs.storage.settle import create_settled
 from trinityfs.tree import Node
+from trinityfs.tree.budget import DEFAULT_REBUILD_MESSAGES
 from trinityfs.tree.reader import version_of
 from trinityfs.txn.backoff import commit_window_millis
 
@@ -66,6 +67,11 @@ MAX_VERSION = 2**63 - 1
 #: The commit of every version divisible by this writes `_latest_hint.txt` (object
 #: stores; local disk writes it on every commit: `Backend.hint_interval`).
 HINT_INTERVAL = 8
+
+#: A root buffer of at least this many messages (a bulk load's) is kept as Arrow
+#: columns (trinityfs.tree.columns), not decoded into a dict: the root the writer
+#: rebuilds from rather than flushes (FlushPolicy.rebuild_messages).
+COLUMN_BUFFER_FROM = DEFAULT_REBUILD_MESSAGES
 
 
 def parse_marker(text: bytes) -> int | None:
@@ -188,7 +194,8 @@ class RootStore:
         location = root_node_file(version)
         try:
             data = self.storage.read_immutable(location)
-            root = Node.from_file(decode_node(data, None, location), location)
+            decoded = decode_node(data, None, location, buffer_columns_from=COLUMN_BUFFER_FROM)
+            root = Node.from_file(decoded, location)
         except StorageFileNotFoundError:
             self._distrust_from(version)
             raise VersionNotFoundError(f"version {version} does not exist") from None
