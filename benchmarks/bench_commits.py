@@ -179,7 +179,7 @@ def bytes_per_commit(
     print(f"\n== bytes per one-table commit, {n:,} tables, interleaved ==")
     header = ("commits", "mean KB", f"last {window:,} KB", "p99 KB", "max KB")
     header += ("fsyncs/commit", "commits/s", "cold lookup files")
-    print(f"  {'':<10}" + "".join(f"{h:>17}" for h in header))
+    print(f"  {'':<10}" + "".join(f"{h:>19}" for h in header))
     for name, lake in lakes.items():
         done = runs[name]
         if not done:
@@ -195,7 +195,7 @@ def bytes_per_commit(
             f"{done / elapsed[name]:.1f}",
             str(cold_lookup_files(lake.url, n)),
         )
-        print(f"  {name:<10}" + "".join(f"{v:>17}" for v in row))
+        print(f"  {name:<10}" + "".join(f"{v:>19}" for v in row))
         lake.check()
 
 
