@@ -514,3 +514,46 @@ def test_the_lease_is_renewed_while_staging_writes_no_file(blake, monkeypatch) -
         load.create_table("ns", f"t{i}")
     assert load.commit() == blake.latest_version()
     assert len(blake.list_tables("ns")) == 5
+
+
+@pytest.mark.parametrize("after", ["create_root", "before_finish"])
+def test_an_interrupt_after_the_root_landed_keeps_the_committed_version(
+    blake, tmp_path, monkeypatch, after
+) -> None:
+    """A KeyboardInterrupt after the load's root was created (inside create_root, or
+    before the load recorded it) went to commit()'s `except BaseException: abort()`,
+    which deleted the definition files of a committed version. The load now settles
+    first: it says the version was committed, and every file is kept."""
+    real_create, real_finish = bulk_module.create_root, bulk_module.BulkLoad._finish
+
+    def create_then_interrupt(*args, **kwargs):
+        real_create(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    def interrupt_before_finish(self, version):
+        if version is not None and self._unsettled is not None:
+            raise KeyboardInterrupt  # the root landed; the load has not recorded it yet
+        real_finish(self, version)
+
+    if after == "create_root":
+        monkeypatch.setattr(bulk_module, "create_root", create_then_interrupt)
+    else:
+        monkeypatch.setattr(bulk_module.BulkLoad, "_finish", interrupt_before_finish)
+    load = blake.bulk_load()
+    for i in range(3):
+        load.create_table("ns", f"t{i}", {"table_format": "ICEBERG"})
+    version = blake.latest_version() + 1
+    try:
+        load.commit()
+        outcome = "no error"
+    except TransactionClosedError as exc:
+        outcome = str(exc)
+    except KeyboardInterrupt:  # caught here: pytest would stop the whole run
+        outcome = "KeyboardInterrupt passed through, after abort()"
+    assert f"committed as version {version}" in outcome
+    monkeypatch.undo()
+    lake = Lakehouse.open(str(tmp_path / "lake"))
+    assert lake.latest_version() == version
+    assert [lake.describe_table("ns", f"t{i}").table_format for i in range(3)] == ["ICEBERG"] * 3
+    assert not any("txn-" in f for f in _files(lake))  # the lease is gone
+    assert lake.fsck().ok

@@ -302,14 +302,21 @@ class BulkLoad:
                     f"bulk load gave up on version {version} after {lost} lost races; "
                     "nothing was committed"
                 )
+            # Unsettled until the outcome is known: a KeyboardInterrupt after the root
+            # landed (inside create_root, or before _finish) makes abort() settle first
+            # instead of deleting the files of a committed version.
+            self._unsettled = (version, data, root)
             try:
                 created = create_root(engine, version, data, root, remember=False)
             except AmbiguousWriteError:
-                self._unsettled = (version, data, root)
+                raise
+            except Exception:
+                self._unsettled = None  # a definite outcome: nothing stays committed
                 raise
             if created:
                 self._finish(version)
                 return version
+            self._unsettled = None
             lost += 1
             time.sleep(min(0.5, 0.005 * 2**lost) * random.random())
 
@@ -327,6 +334,7 @@ class BulkLoad:
     def _finish(self, version: int | None) -> None:
         self.committed_version = version
         self.closed = True
+        self._unsettled = None
         self._drop_lease()
         self._spill.close()
         if version is not None and self._on_commit is not None:
