@@ -86,3 +86,35 @@ def test_concurrent_expirations_in_threads(tmp_path, runs) -> None:
     assert lake.storage.exists(root_node_file(marker))
     lake.expire()
     assert lake.fsck().ok
+
+
+def test_marker_written_after_a_faster_expiration_finished(tmp_path, monkeypatch) -> None:
+    """B re-reads the marker, then A (keeping fewer versions) runs to completion, then B
+    writes its lower marker: B's own roots, cached while it chose what to keep, must not
+    hide that A deleted them. Seen in a loaded quick-suite run of the threaded test
+    above (marker 17, root 17 gone)."""
+    from trinityfs.storage import Storage
+
+    lake = _lake(tmp_path)
+    latest = lake.latest_version()
+    real_write = Storage.write
+    overtaken: list[bytes] = []
+
+    def write(self, loc, data, *args, **kwargs):
+        if loc == OLDEST_VERSION and not overtaken:
+            overtaken.append(bytes(data))  # B, between its re-read and its write
+            with expiring_later():
+                Lakehouse.open(lake.url).expire(max_age_millis=0, min_versions=2, grace_millis=0)
+        return real_write(self, loc, data, *args, **kwargs)
+
+    monkeypatch.setattr(Storage, "write", write)
+    with expiring_later():
+        lake.expire(max_age_millis=0, min_versions=5, grace_millis=0)  # B
+    monkeypatch.undo()
+    assert overtaken == [str(latest - 4).encode()]
+    marker = int(lake.storage.read(OLDEST_VERSION))
+    assert lake.storage.exists(root_node_file(marker)), f"marker {marker} names a deleted root"
+    assert marker == latest - 1
+    lake.expire()
+    assert lake.fsck().ok
+    assert len(lake.list_tables("ns")) == 20

@@ -435,10 +435,17 @@ def _mark(
 def _repair_marker_after(engine: Engine, first_kept: int) -> None:
     """After a run: a marker below the oldest version this run kept (two expirations
     raced and the lower marker was written last) moves up to it; the roots below are
-    gone or unmarked, so the marker must not promise them."""
+    gone or unmarked, so the marker must not promise them. A marker whose root is gone
+    (deleted by a faster run) moves up to the oldest root left."""
     current = engine.roots.oldest_marker()
-    if current is None or current < first_kept:
-        engine.storage.write(OLDEST_VERSION, str(first_kept).encode())
+    target = first_kept if current is None or current < first_kept else current
+    if not engine.roots.exists(target):
+        # A faster expiration deleted it after this run read it (its decoded roots are
+        # cached, so marking did not notice): every run deletes a prefix of the roots,
+        # so the oldest one left is above `target` and all above it exist.
+        target = engine.roots.oldest_version()
+    if target != current:
+        engine.storage.write(OLDEST_VERSION, str(target).encode())
 
 
 def _oldest_to_keep(
