@@ -111,8 +111,10 @@ class LocalBackend(Backend):
                     if e.errno in (errno.ELOOP, errno.ENOTDIR) and self._is_link(dirs[: i + 1]):
                         raise self._link_error(dirs[: i + 1]) from e
                     raise
-                os.close(fd)
-                fd = nxt
+                # `fd` names the open descriptor at every instant: a KeyboardInterrupt
+                # raised when close returns must not make the handler close it twice
+                fd, parent = nxt, fd
+                os.close(parent)
         except BaseException:
             os.close(fd)
             raise
@@ -170,13 +172,23 @@ class LocalBackend(Backend):
             os.close(fd)
 
     def _open_file(self, loc: str, flags: int) -> int:
-        with self._dir(loc) as (fd, name):
+        dirs, name = self._parts(loc)
+        dir_fd = self._open_dir(dirs)
+        fd = -1
+        try:
+            fd = os.open(name, flags | os.O_NOFOLLOW | _CLOEXEC, dir_fd=dir_fd)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise self._link_error((*dirs, name)) from e
+            raise
+        finally:
             try:
-                return os.open(name, flags | os.O_NOFOLLOW | _CLOEXEC, dir_fd=fd)
-            except OSError as e:
-                if e.errno == errno.ELOOP:
-                    raise self._link_error((*self._parts(loc)[0], name)) from e
+                os.close(dir_fd)
+            except BaseException:  # interrupted: the caller never gets `fd` to close
+                if fd >= 0:
+                    os.close(fd)
                 raise
+        return fd
 
     # -- the Backend interface --------------------------------------------------------
 
@@ -351,22 +363,18 @@ class LocalBackend(Backend):
         durable. A failure of either leaves no file (the temporary one is removed)."""
         with self._dir(loc, create=True) as (fd, name):
             tmp, out = self._open_temp(fd, data)
+            own: Future[None] | None = None
             try:
                 try:
                     if self.fsync:
                         _start_writeback(out)
                         own = _flusher().submit(os.fsync, out)
-                    else:
-                        own = None
-                    try:
-                        first_durable()
-                    except BaseException:
-                        if own is not None:
-                            futures_wait([own])  # the descriptor is closed below
-                        raise
+                    first_durable()
                     if own is not None:
                         own.result()
                 finally:
+                    if own is not None:
+                        futures_wait([own])  # interrupted above: the fsync still holds it
                     os.close(out)
             except BaseException:
                 _unlink_quietly(fd, tmp)
