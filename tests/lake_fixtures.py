@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -40,3 +41,10 @@ def lake(make_lake) -> Lakehouse:
 def small_lake(make_lake) -> Lakehouse:
     """A lakehouse whose tiny nodes split, merge and flush after a few commits."""
     return make_lake(**SMALL_TREE)
+
+
+def flip(path: Path) -> None:
+    """Flip one bit in the middle of a file (damage that only a checksum notices)."""
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x04
+    path.write_bytes(bytes(data))

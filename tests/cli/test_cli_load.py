@@ -239,31 +239,29 @@ class _SlowPipe:
         return self.lines.pop(0)
 
 
+def _load_slowly(root: str, lines: list[str], pause: float, lease: str) -> tuple[int, str]:
+    """`trinityfs load -` in this process, fed one line per `pause` seconds."""
+    from trinityfs.cli.app import main
+
+    err = io.StringIO()
+    status = main(
+        ["--root", root, "load", "--lease", lease, "-"],
+        stdin=_SlowPipe(lines, pause=pause),
+        stderr=err,
+        stdout=io.StringIO(),
+    )
+    return status, err.getvalue()
+
+
 def test_a_slow_producer_keeps_the_load_alive(sample, root):
     """The lease was renewed only when a batch of files was written: a producer slower
     than the lease (fewer than a batch of lines per lease) made the commit refuse."""
-    from trinityfs.cli.app import main
-
-    pipe = _SlowPipe(_tables("sales", 8), pause=0.1)  # 0.8 s in all, lease 0.3 s
-    err = io.StringIO()
-    status = main(
-        ["--root", root, "load", "--lease", "300ms", "-"],
-        stdin=pipe,
-        stderr=err,
-        stdout=io.StringIO(),
-    )
-    assert status == 0, err.getvalue()
+    status, err = _load_slowly(root, _tables("sales", 8), pause=0.25, lease="1s")  # 2 s in all
+    assert status == 0, err
     assert Lakehouse.open(root).latest_version() == 4
-    pipe = _SlowPipe(_tables("sales", 2, start=100), pause=0.5)  # a pause past the lease
-    err = io.StringIO()
-    status = main(
-        ["--root", root, "load", "--lease", "300ms", "-"],
-        stdin=pipe,
-        stderr=err,
-        stdout=io.StringIO(),
-    )
-    assert status == 1 and "line 1: bulk load lease" in err.getvalue(), err.getvalue()
-    assert "lapsed" in err.getvalue() and "--lease" in err.getvalue()
+    status, err = _load_slowly(root, _tables("sales", 2, start=100), pause=1.5, lease="1s")
+    assert status == 1 and "line 1: bulk load lease" in err, err  # a pause past the lease
+    assert "lapsed" in err and "--lease" in err
     assert Lakehouse.open(root).latest_version() == 4
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from fuse_helpers import FUSE, Mount, open_for_writing, populate, run
+from lake_fixtures import flip
 
 from trinityfs import Lakehouse
 
@@ -52,10 +53,7 @@ def test_verify_tree_mount_refuses_a_commit_over_damage_it_never_reads(
     root = str(tmp_path / "lake")
     lake = populate(root)
     victim = lake.snapshot().object_location("table", "hr", "people")
-    path = Path(root) / victim
-    data = bytearray(path.read_bytes())
-    data[len(data) // 2] ^= 0x40
-    path.write_bytes(bytes(data))
+    flip(Path(root) / victim)
     latest = lake.latest_version()
     for number, args in enumerate((["--verify", "tree"], ["-o", "verify=tree"])):
         m: Mount = make_mount(root, *args, name=f"strict{number}")

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 from lake_fixtures import SMALL_TREE  # order 4, small node files: several levels deep
+from lake_fixtures import flip as flip  # re-exported: the integrity tests' damage
 
 from trinityfs import Lakehouse
 
@@ -28,13 +29,6 @@ def copy_lake(pristine: Path, work: Path, **options) -> Lakehouse:
     lake = Lakehouse.open(str(work / "lake"), **OPEN, **options)
     lake.path = work / "lake"  # the directory, for damaging files
     return lake
-
-
-def flip(path: Path) -> None:
-    """Flip one bit in the middle of a file."""
-    data = bytearray(path.read_bytes())
-    data[len(data) // 2] ^= 0x04
-    path.write_bytes(bytes(data))
 
 
 def node_files(lake: Lakehouse, version: int, stop_at: str | None = None) -> set[str]:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import time
 from datetime import date
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from lake_fixtures import flip
 from pyiceberg.catalog import load_catalog
 from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
@@ -62,16 +64,11 @@ def test_unknown_option_and_unsafe_cast_fail_before_any_work(spark, lake_root):
 def test_verify_tree_option_refuses_a_write_over_damage(spark, lake_root, monkeypatch):
     """option("verify", "tree"): the write's commit verifies the whole tree first and
     fails naming the damaged file of another table; nothing is committed."""
-    from pathlib import Path
-
     monkeypatch.delenv("TRINITYFS_VERIFY", raising=False)
     lake = Lakehouse.open(lake_root)
     lake.create_table("ns", "other", {"table_format": "ICEBERG"})
     location = lake.snapshot().object_location("table", "ns", "other")
-    path = Path(lake_root) / location
-    data = bytearray(path.read_bytes())
-    data[len(data) // 2] ^= 0x40
-    path.write_bytes(bytes(data))
+    flip(Path(lake_root) / location)
     before = lake.latest_version()
     df = spark.createDataFrame([(1,), (2,)], "id long")
     with pytest.raises(Exception, match=location.rpartition("/")[2]):
