@@ -10,6 +10,15 @@ end-to-end figure is in bench_commits.py. Counts do not depend on the machine.
     python benchmarks/sweep_node_size.py --sizes 100000 --commits 5000 \
         --node-sizes 65536 131072 262144 1048576 --root-caps 8192 16384 32768 \
         --node-caps 65536 131072 1048576 --compression zstd none
+
+With --orders, the trees of each order (node size and caps: trinityfs's defaults for a new
+lakehouse of that order) take the same commits interleaved, one key at a time, and the
+mean of each block of --window commits is printed as it completes (so a run cut short
+still gives its trend); the tree's bytes after the build stand for the commit after a
+bulk load, which rebuilds the whole tree bottom-up:
+
+    python benchmarks/sweep_node_size.py --sizes 1000000 --commits 30000 --window 5000 \
+        --orders 128 256 512
 """
 
 from __future__ import annotations
@@ -20,13 +29,17 @@ import statistics
 import uuid
 from bisect import bisect_left
 
-from trinityfs.format.definitions import buffer_budget_bytes, new_lakehouse_def
+from trinityfs.format.definitions import (
+    buffer_budget_bytes,
+    new_lakehouse_def,
+    node_file_compression,
+)
 from trinityfs.format.keys import KeyCodec
 from trinityfs.format.nodefile import encode_node
 from trinityfs.format.paths import new_definition_location
 from trinityfs.storage import Storage
 from trinityfs.tree import Node, NodeStore, TreeWriter
-from trinityfs.tree.budget import FlushPolicy
+from trinityfs.tree.budget import FlushPolicy, new_lakehouse_options
 from trinityfs.tree.bulk import BottomUpBuilder
 
 NAMESPACES = [f"ns{j:02d}" for j in range(10)]
@@ -118,6 +131,101 @@ def run(
     }
 
 
+class OrderRun:
+    """One tree of a given order, defaults of a new lakehouse, advanced one commit at a time."""
+
+    def __init__(
+        self, n: int, order: int, redistribute: bool = False, root_cap: int | None = None
+    ) -> None:
+        self.redistribute = redistribute
+        self.ldef = new_lakehouse_def(**new_lakehouse_options({"order": order}))
+        self.compression = node_file_compression(self.ldef)
+        self.storage = Storage(f"memory://sweep-order-{uuid.uuid4().hex}")
+        self.store = NodeStore(self.storage, order, cached_nodes=1 << 21)
+        self.codec = KeyCodec.from_lakehouse_def(self.ldef)
+        self.root = build_base(self.store, self.codec, order, n, self.compression)
+        root_bytes = len(encode_node(self.root.to_file(), order, compression=self.compression))
+        self.build_bytes = self.storage.stats.snapshot()["bytes_written"] + root_bytes
+        self.base_root_bytes = root_bytes
+        self.policy = FlushPolicy() if root_cap is None else FlushPolicy(root_buffer_bytes=root_cap)
+        self.budget = buffer_budget_bytes(self.ldef)
+        self.sizes: list[int] = []
+        self.root_sizes: list[int] = []
+
+    def commit(self, version: int, key: str, value: str) -> None:
+        order = self.ldef.order
+        writer = TreeWriter(self.store, order, self.budget, version, self.policy)
+        writer.redistribute = self.redistribute
+        new_root = writer.commit(self.root, {key: value})
+        new_root.system = dict(self.root.system)
+        before = self.storage.stats.snapshot()["bytes_written"]
+        self.store.write_new_nodes(
+            new_root, created_at_millis=version, compression=self.compression
+        )
+        nodes_bytes = self.storage.stats.snapshot()["bytes_written"] - before
+        root_bytes = len(encode_node(new_root.to_file(), order, compression=self.compression))
+        self.sizes.append(nodes_bytes + root_bytes)
+        self.root_sizes.append(root_bytes)
+        self.root = new_root
+
+    def cold_nodes(self, n: int) -> int:
+        probe = [pair(self.codec, i)[0] for i in range(0, n, max(1, n // 200))]
+        return max(cold_lookup_nodes(self.root, self.store, k) for k in probe)
+
+
+def run_orders(n: int, commits: int, orders: list[str], window: int) -> None:
+    """`orders`: e.g. "128", "128b" for B*-style splits (TreeWriter.redistribute), and
+    "/CAP" for a root buffer cap other than the default ("256/8192", "256b/8192")."""
+    runs = {}
+    for order in orders:
+        spec, _, cap = order.partition("/")
+        r = OrderRun(
+            n,
+            int(spec.rstrip("b")),
+            redistribute=spec.endswith("b"),
+            root_cap=int(cap) if cap else None,
+        )
+        runs[order] = r
+        print(
+            f"order {order}: node size {r.ldef.node_file_max_size_bytes} B, buffer budget "
+            f"{r.budget} B (root cap {r.policy.root_cap(r.budget)}, node cap "
+            f"{r.policy.node_cap(r.budget)}), built tree {r.build_bytes:,} B "
+            f"(~ the commit after a bulk load), root {r.base_root_bytes:,} B with "
+            f"{len(r.root.keys)} keys, cold nodes {r.cold_nodes(n)}",
+            flush=True,
+        )
+    codec = runs[orders[0]].codec
+    window = window or commits
+    for c in range(commits):
+        key, value = pair(codec, n + c)
+        for r in runs.values():
+            r.commit(c + 2, key, value)
+        if (c + 1) % window == 0:
+            for order, r in runs.items():
+                block, roots = r.sizes[-window:], r.root_sizes[-window:]
+                print(
+                    f"  commits {c + 2 - window:>7,}-{c + 1:<7,} order {order:>10}: mean "
+                    f"{statistics.mean(block) / 1000:6.1f} KB, max {max(block) / 1000:6.1f} KB, "
+                    f"root mean {statistics.mean(roots) / 1000:5.1f} KB, root keys "
+                    f"{len(r.root.keys)}, cold nodes {r.cold_nodes(n)}",
+                    flush=True,
+                )
+    print(f"== {n:,} tables, {commits:,} one-table commits, orders interleaved ==")
+    print(
+        f"{'order':>10} {'mean KB':>8} {'last KB':>8} {'p99 KB':>7} {'max KB':>7} "
+        f"{'root keys':>9} {'cold nodes':>10}"
+    )
+    for order, r in runs.items():
+        sizes = sorted(r.sizes)
+        print(
+            f"{order:>10} {statistics.mean(sizes) / 1000:>8.1f} "
+            f"{statistics.mean(r.sizes[-window:]) / 1000:>8.1f} "
+            f"{sizes[int(len(sizes) * 0.99)] / 1000:>7.1f} {sizes[-1] / 1000:>7.1f} "
+            f"{len(r.root.keys):>9} {r.cold_nodes(n):>10}",
+            flush=True,
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
@@ -129,7 +237,19 @@ def main() -> None:
     parser.add_argument(
         "--window", type=int, default=0, help="also the mean of the last WINDOW commits"
     )
+    parser.add_argument(
+        "--orders",
+        nargs="+",
+        default=None,
+        help="compare these orders (new-lakehouse defaults each), commits interleaved; "
+        "a suffix b (128b) splits B*-style (TreeWriter.redistribute), /CAP sets the root "
+        "buffer cap (256/8192)",
+    )
     args = parser.parse_args()
+    if args.orders:
+        for n in args.sizes:
+            run_orders(n, args.commits, args.orders, args.window)
+        return
     for n in args.sizes:
         print(f"== {n:,} tables, {args.commits} one-table commits ==")
         print(

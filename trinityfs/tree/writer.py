@@ -33,6 +33,10 @@ class TreeWriter:
     #: the policy of writers not given one (benchmarks swap it to measure the writer
     #: that flushed only at the format's budget: FlushPolicy(2**62, 2**62))
     default_policy = FlushPolicy()
+    #: B*-style splits (measurement only, off): an overflowing child is repacked with
+    #: its emptier neighbour (two fuller nodes, or three 2/3-full ones when both are
+    #: full) instead of cut in halves alone (benchmarks/sweep_node_size.py --orders 128b)
+    redistribute = False
 
     def __init__(
         self,
@@ -200,7 +204,13 @@ class TreeWriter:
             for key in groups[target]:
                 del node.buffer[key]
         # Highest child first: splitting child i only shifts the indexes above i.
-        for i in sorted((t for t in chosen if t != SELF), reverse=True):
+        targets = sorted((t for t in chosen if t != SELF), reverse=True)
+        if self.redistribute:  # a split may repack child i-1 too: push every group first
+            for i in targets:
+                self._push(node, i, groups[i])
+            for i in targets:
+                self._split_child(node, i)
+        for i in targets if not self.redistribute else ():
             self._push(node, i, groups[i])
             self._split_child(node, i)
         if SELF in chosen:
@@ -293,12 +303,45 @@ class TreeWriter:
         child = node.children[i]
         if not isinstance(child, Node) or len(child.keys) <= self.max_keys:
             return
+        if self.redistribute and len(node.children) > 1:
+            self._split_with_neighbour(node, i)
+            return
         pieces, separators, lifted = self._pack(child)
         node.keys[i:i] = [k for k, _ in separators]
         node.values[i:i] = [v for _, v in separators]
         node.children[i : i + 1] = pieces
         for key, message in lifted.items():
             node.buffer.setdefault(key, message)  # a message already above is newer
+
+    def _split_with_neighbour(self, node: Node, i: int) -> None:
+        """Repack overflowing child i with its emptier neighbour into balanced pieces."""
+        neighbours = [j for j in (i - 1, i + 1) if 0 <= j < len(node.children)]
+        j = min(neighbours, key=lambda j: len(self.store.resolve(node.children[j]).keys))
+        lo = min(i, j)
+        left, right = self._own(node, lo), self._own(node, lo + 1)
+        merged = Node(
+            keys=[*left.keys, node.keys[lo], *right.keys],
+            values=[*left.values, node.values[lo], *right.values],
+            children=None if left.is_leaf else [*left.children, *right.children],
+            buffer={**left.buffer, **right.buffer},
+        )
+        pieces, separators, lifted = self._pack(merged)
+        node.keys[lo : lo + 1] = [k for k, _ in separators]
+        node.values[lo : lo + 1] = [v for _, v in separators]
+        node.children[lo : lo + 2] = pieces
+        for key, message in lifted.items():
+            node.buffer.setdefault(key, message)  # a message already above is newer
+        # Two buffers went into the pieces: settle each, then cut one that grew meanwhile.
+        for p in range(len(pieces) - 1, -1, -1):
+            piece = node.children[lo + p]
+            self._settle(piece)
+            if len(piece.keys) > self.max_keys:
+                cut, seps, up = self._pack(piece)
+                node.keys[lo + p : lo + p] = [k for k, _ in seps]
+                node.values[lo + p : lo + p] = [v for _, v in seps]
+                node.children[lo + p : lo + p + 1] = cut
+                for key, message in up.items():
+                    node.buffer.setdefault(key, message)
 
     def _pack(self, node: Node) -> tuple[list[Node], list[tuple[str, str]], dict[str, Message]]:
         """Cut an oversized node into the fewest balanced pieces.
