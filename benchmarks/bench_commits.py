@@ -68,9 +68,12 @@ class FsyncCounter:
         os.fsync = self._real
 
 
-def build(url: str, n: int, baseline: bool, how: str = "txn") -> Lakehouse:
+def build(
+    url: str, n: int, baseline: bool, how: str = "txn", order: int | None = None
+) -> Lakehouse:
     """The lakehouse of n tables (opened as is when `url` holds one already); `how`:
-    "txn" = transactions of BATCH tables, "bulk" = one `lake.bulk_load()`."""
+    "txn" = transactions of BATCH tables, "bulk" = one `lake.bulk_load()`; `order`:
+    the tree order of trinityfs's lakehouse (default: FORMAT.md's, 128)."""
     if Path(url).exists():  # built by an earlier run (--lakes): reuse it when complete
         lake = Lakehouse.open(url)
         built = 1 if how == "bulk" else 1 + -(-n // BATCH)  # versions of a complete build
@@ -83,7 +86,7 @@ def build(url: str, n: int, baseline: bool, how: str = "txn") -> Lakehouse:
             "properties": {PROP_NODE_FILE_COMPRESSION: "none"},
         }
     else:
-        opts = {}
+        opts = {} if order is None else {"order": order}
     with policy(OLD_POLICY if baseline else NEW_POLICY):
         lake = Lakehouse.create(url, storage_options={"fsync": False}, **opts)
         if how == "bulk":
@@ -130,6 +133,7 @@ def bytes_per_commit(
     build_only: bool = False,
     baseline_commits: int | None = None,
     window: int = 5000,
+    order: int | None = None,
 ) -> None:
     """Bytes each one-table commit writes on both lakehouses, interleaved.
 
@@ -141,7 +145,13 @@ def bytes_per_commit(
     """
     baseline_commits = commits if baseline_commits is None else min(baseline_commits, commits)
     lakes = {
-        "trinityfs": build(str(workdir / f"new-{n}"), n, baseline=False, how=how),
+        "trinityfs": build(
+            str(workdir / (f"new-{n}" if order is None else f"new-{n}-order{order}")),
+            n,
+            baseline=False,
+            how=how,
+            order=order,
+        ),
         "baseline": build(str(workdir / f"old-{n}"), n, baseline=True, how=how),
     }
     if build_only:
@@ -288,6 +298,12 @@ def main() -> None:
         default=5000,
         help="also report the mean of each block of this many commits and of the last one",
     )
+    parser.add_argument(
+        "--order",
+        type=int,
+        default=None,
+        help="tree order of trinityfs's lakehouse (default 128; e.g. 256 for >= ~200k tables)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         if args.rate_ops and not args.build_only:
@@ -302,6 +318,7 @@ def main() -> None:
                 args.build_only,
                 args.baseline_commits,
                 args.window,
+                args.order,
             )
 
 

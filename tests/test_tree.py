@@ -100,16 +100,17 @@ def test_bulk_load_writes_each_node_once() -> None:
 def test_check_reports_broken_trees() -> None:
     store = new_store(4)
     root = empty_root()
-    for version in range(1, 30):
+    for version in range(1, 40):
         root = commit(store, root, {f"k{version:03d}": "v"}, version, 40)
-    check_tree(store, root, order=4, budget=40, version=29)
+    check_tree(store, root, order=4, budget=40, version=39)
+    assert len(root.keys) >= 2  # so reversing them breaks the order
     broken = root.copy()
     broken.keys = list(reversed(broken.keys))
     with pytest.raises(TreeInvariantError, match="out of order"):
-        check_tree(store, broken, order=4, budget=40, version=29)
+        check_tree(store, broken, order=4, budget=40, version=39)
     with pytest.raises(TreeInvariantError, match="future version"):
         check_tree(store, root, order=4, budget=40, version=3)
     no_system = root.copy()
     no_system.system = {}
     with pytest.raises(TreeInvariantError, match="created_at_millis"):
-        check_tree(store, no_system, order=4, budget=40, version=29)
+        check_tree(store, no_system, order=4, budget=40, version=39)

@@ -14,10 +14,10 @@ loading many keys in one commit writes each node file once.
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
-from trinityfs.tree.budget import FlushPolicy, message_bytes
+from trinityfs.tree.budget import FlushPolicy, buffer_bytes, message_bytes
 from trinityfs.tree.bulk import BottomUpBuilder
 from trinityfs.tree.columns import ColumnBuffer
 from trinityfs.tree.node import Message, MessageBuffer, Node
@@ -33,10 +33,12 @@ class TreeWriter:
     #: the policy of writers not given one (benchmarks swap it to measure the writer
     #: that flushed only at the format's budget: FlushPolicy(2**62, 2**62))
     default_policy = FlushPolicy()
-    #: B*-style splits (measurement only, off): an overflowing child is repacked with
-    #: its emptier neighbour (two fuller nodes, or three 2/3-full ones when both are
-    #: full) instead of cut in halves alone (benchmarks/sweep_node_size.py --orders 128b)
+    #: B*-style rebalancing: a node that overflows hands keys to a neighbour with room
+    #: through the parent's separator (a rotation) instead of splitting
     redistribute = False
+    #: with `redistribute`, a node whose neighbours are full is split 2->3 with one of
+    #: them (three nodes 2/3 full) instead of in halves alone
+    split_three = True
 
     def __init__(
         self,
@@ -303,8 +305,13 @@ class TreeWriter:
         child = node.children[i]
         if not isinstance(child, Node) or len(child.keys) <= self.max_keys:
             return
-        if self.redistribute and len(node.children) > 1:
-            self._split_with_neighbour(node, i)
+        if (
+            self.redistribute
+            and len(node.children) > 1
+            and (
+                self._rotate(node, i) or (self.split_three and self._split_with_neighbour(node, i))
+            )
+        ):
             return
         pieces, separators, lifted = self._pack(child)
         node.keys[i:i] = [k for k, _ in separators]
@@ -313,12 +320,67 @@ class TreeWriter:
         for key, message in lifted.items():
             node.buffer.setdefault(key, message)  # a message already above is newer
 
-    def _split_with_neighbour(self, node: Node, i: int) -> None:
-        """Repack overflowing child i with its emptier neighbour into balanced pieces."""
+    def _rotate(self, node: Node, i: int) -> bool:
+        """Move keys of overflowing child i into a neighbour with room, through the
+        parent's separator (a B-tree rotation); False when no neighbour can take them.
+
+        Only the overflowing child, that neighbour and `node` change: the buffered
+        messages of the moved key range go with it, and no buffer is flushed, because
+        a neighbour is chosen only if its buffer stays within the node cap.
+        """
+        child = node.children[i]
+        assert isinstance(child, Node)
+        best: tuple[int, int] | None = None
+        for j in (i - 1, i + 1):
+            if 0 <= j < len(node.children):
+                count = self._rotation_count(child, self.store.resolve(node.children[j]), j < i)
+                if count and (best is None or count > best[1]):
+                    best = (j, count)
+        if best is None:
+            return False
+        j, count = best
+        neighbour = self._own(node, j)
+        if j < i:
+            _rotate_left(node, j, neighbour, child, count)
+        else:
+            _rotate_right(node, i, child, neighbour, count)
+        return True
+
+    def _rotation_count(self, child: Node, neighbour: Node, leftward: bool) -> int:
+        """How many keys to rotate from `child` into `neighbour` (0: it cannot take
+        them): enough to even the two out, fewer if the buffered messages that move
+        with them would overfill the neighbour's buffer, never fewer than the overflow."""
+        overflow = len(child.keys) - self.max_keys
+        room = self.max_keys - len(neighbour.keys)
+        if room < overflow:
+            return 0
+        count = min(room, max(overflow, (len(child.keys) - len(neighbour.keys)) // 2))
+        if child.is_leaf:
+            return count
+        free = self.node_cap - buffer_bytes(neighbour.buffer)
+        keys = sorted(child.buffer)
+        sizes = [message_bytes(k, child.buffer[k]) for k in keys]
+        while count >= overflow:
+            if leftward:  # messages below the new separator child.keys[count - 1] move
+                moved = sizes[: bisect_left(keys, child.keys[count - 1])]
+            else:  # messages above the new separator child.keys[-count] move
+                moved = sizes[bisect_right(keys, child.keys[-count]) :]
+            if sum(moved) <= free:
+                return count
+            count -= 1
+        return 0
+
+    def _split_with_neighbour(self, node: Node, i: int) -> bool:
+        """B*-style 2->3 split: overflowing child i and a full neighbour become three
+        nodes about 2/3 full; False (nothing changed) when a piece's buffer would be
+        over the node cap, since settling it would rewrite a subtree in this commit."""
         neighbours = [j for j in (i - 1, i + 1) if 0 <= j < len(node.children)]
         j = min(neighbours, key=lambda j: len(self.store.resolve(node.children[j]).keys))
         lo = min(i, j)
-        left, right = self._own(node, lo), self._own(node, lo + 1)
+        left, right = (
+            self.store.resolve(node.children[lo]),
+            self.store.resolve(node.children[lo + 1]),
+        )
         merged = Node(
             keys=[*left.keys, node.keys[lo], *right.keys],
             values=[*left.values, node.values[lo], *right.values],
@@ -326,22 +388,14 @@ class TreeWriter:
             buffer={**left.buffer, **right.buffer},
         )
         pieces, separators, lifted = self._pack(merged)
+        if any(p.buffer.nbytes > self.node_cap for p in pieces):
+            return False
         node.keys[lo : lo + 1] = [k for k, _ in separators]
         node.values[lo : lo + 1] = [v for _, v in separators]
         node.children[lo : lo + 2] = pieces
         for key, message in lifted.items():
             node.buffer.setdefault(key, message)  # a message already above is newer
-        # Two buffers went into the pieces: settle each, then cut one that grew meanwhile.
-        for p in range(len(pieces) - 1, -1, -1):
-            piece = node.children[lo + p]
-            self._settle(piece)
-            if len(piece.keys) > self.max_keys:
-                cut, seps, up = self._pack(piece)
-                node.keys[lo + p : lo + p] = [k for k, _ in seps]
-                node.values[lo + p : lo + p] = [v for _, v in seps]
-                node.children[lo + p : lo + p + 1] = cut
-                for key, message in up.items():
-                    node.buffer.setdefault(key, message)
+        return True
 
     def _pack(self, node: Node) -> tuple[list[Node], list[tuple[str, str]], dict[str, Message]]:
         """Cut an oversized node into the fewest balanced pieces.
@@ -409,6 +463,49 @@ class TreeWriter:
             self._fix_underflows(merged)
             self._settle(merged)
             self._split_child(node, lo)
+
+
+def _rotate_left(node: Node, lo: int, left: Node, right: Node, count: int) -> None:
+    """Move the first `count` keys of `right` (child lo+1 of `node`) into `left`
+    (child lo) through separator lo: the separator goes down, right's count-th key up."""
+    up = count - 1
+    sep_key = right.keys[up]
+    left.keys += [node.keys[lo], *right.keys[:up]]
+    left.values += [node.values[lo], *right.values[:up]]
+    node.keys[lo], node.values[lo] = sep_key, right.values[up]
+    del right.keys[:count], right.values[:count]
+    if right.children is not None and left.children is not None:
+        left.children += right.children[:count]
+        del right.children[:count]
+    _move_messages(right, left, node, sep_key, lambda key: key < sep_key)
+
+
+def _rotate_right(node: Node, lo: int, left: Node, right: Node, count: int) -> None:
+    """Move the last `count` keys of `left` (child lo of `node`) into `right` (child
+    lo+1) through separator lo: the separator goes down, left's count-th last key up."""
+    stay = len(left.keys) - count
+    sep_key = left.keys[stay]
+    right.keys[0:0] = [*left.keys[stay + 1 :], node.keys[lo]]
+    right.values[0:0] = [*left.values[stay + 1 :], node.values[lo]]
+    node.keys[lo], node.values[lo] = sep_key, left.values[stay]
+    del left.keys[stay:], left.values[stay:]
+    if left.children is not None and right.children is not None:
+        right.children[0:0] = left.children[stay + 1 :]
+        del left.children[stay + 1 :]
+    _move_messages(left, right, node, sep_key, lambda key: key > sep_key)
+
+
+def _move_messages(
+    source: Node, dest: Node, parent: Node, sep_key: str, moves: Callable[[str], bool]
+) -> None:
+    """After a rotation: `source`'s messages for the moved key range go to `dest`
+    (which had none for it), one for the new separator up into `parent`."""
+    for key in [k for k in source.buffer if moves(k) or k == sep_key]:
+        message = source.buffer.pop(key)
+        if key == sep_key:
+            parent.buffer.setdefault(key, message)  # a message already above is newer
+        else:
+            dest.buffer[key] = message
 
 
 def _keep(node: Node) -> Node:
