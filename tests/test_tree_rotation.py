@@ -215,3 +215,12 @@ def test_random_workloads_keep_every_invariant(
         history.append((root, dict(model)))
     for old_root, old_model in history[::7]:
         assert dict(scan(store, old_root)) == old_model
+
+
+def test_rebalancing_is_on_by_default_from_order_256(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(TreeWriter, "redistribute", None)  # the shipped default
+    store = new_store(256)
+    assert TreeWriter(store, 256, 10_000, 1).redistribute is True
+    assert TreeWriter(store, 512, 10_000, 1).redistribute is True
+    assert TreeWriter(store, 128, 10_000, 1).redistribute is False
+    assert TreeWriter.redistribute is None  # the class default is untouched
