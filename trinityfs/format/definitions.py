@@ -21,6 +21,7 @@ from trinityfs.errors import (
 from trinityfs.format import trinitylake_pb2
 from trinityfs.format.integrity import verify_named_content
 from trinityfs.format.paths import validate_location
+from trinityfs.lru import LRU
 
 LakehouseDef = trinitylake_pb2.LakehouseDef
 NamespaceDef = trinitylake_pb2.NamespaceDef
@@ -175,6 +176,34 @@ def decode_definition(data: bytes, cls: type[M], path: str) -> M:
         raise CorruptFileError(
             path, f"not a valid {cls.DESCRIPTOR.name} protobuf message ({exc})"
         ) from None
+
+
+# Lakehouse definitions already decoded and validated, by (location, bytes): every
+# transaction begins by reading its lakehouse's definition, an immutable file. The key
+# holds the bytes themselves, so only the very bytes that passed the checks skip them.
+_CHECKED_LAKEHOUSE_DEFS: LRU[tuple[str, bytes], LakehouseDef] = LRU(16)
+
+
+def known_lakehouse_def(path: str, data: bytes) -> LakehouseDef | None:
+    """A fresh copy of the LakehouseDef `remember_lakehouse_def` kept for exactly these
+    bytes at `path` (decoded and validated then), or None: decode and validate them."""
+    if type(data) is not bytes:
+        return None
+    kept = _CHECKED_LAKEHOUSE_DEFS.get((path, data))
+    if kept is None:
+        return None
+    copy = LakehouseDef()
+    copy.CopyFrom(kept)  # callers may change what they get
+    return copy
+
+
+def remember_lakehouse_def(path: str, data: bytes, ldef: LakehouseDef) -> None:
+    """Keep `ldef`, decoded from `data` by `decode_definition` and accepted by
+    `validate_lakehouse_def`, for `known_lakehouse_def` (a copy: `ldef` stays the
+    caller's)."""
+    kept = LakehouseDef()
+    kept.CopyFrom(ldef)
+    _CHECKED_LAKEHOUSE_DEFS.put((path, bytes(data)), kept)
 
 
 def parse_isolation_level(value: str | int) -> int:

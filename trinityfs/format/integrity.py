@@ -148,15 +148,16 @@ def rows_digest(columns: list[pa.Array]) -> str:
         lengths = pc.fill_null(pc.binary_length(pa.chunked_array(columns, type=pa.string())), -1)
         all_lengths = _array_bytes(lengths.combine_chunks(), 4)
     for i, column in enumerate(columns):
+        validity, offsets, data = column.buffers()
+        start = 4 * column.offset
+        ends = memoryview(offsets)[start : start + 4 * (n_rows + 1)]  # n_rows + 1 offsets
         if all_lengths is None:
-            h.update(_lane_lengths(column, n_rows))
+            h.update(_lane_lengths(validity, ends, column, n_rows))
         else:
             h.update(all_lengths[4 * n_rows * i : 4 * n_rows * (i + 1)])
-        offsets, data = column.buffers()[1], column.buffers()[2]
-        if n_rows and data is not None:
-            first = int.from_bytes(offsets[4 * column.offset : 4 * column.offset + 4], "little")
-            end = 4 * (column.offset + n_rows)
-            last = int.from_bytes(offsets[end : end + 4], "little")
+        if data is not None:
+            first = int.from_bytes(ends[:4], "little")
+            last = int.from_bytes(ends[-4:], "little")
             h.update(memoryview(data)[first:last])
     return h.hexdigest()
 
@@ -178,15 +179,15 @@ _NULL_LANES = [
 ]
 
 
-def _lane_lengths(column: pa.Array, n_rows: int) -> bytes:
-    """The value lengths of a string column as little-endian int32, -1 for a null: what
-    binary_length + fill_null(-1) give. The offsets of a valid array never decrease
+def _lane_lengths(
+    validity: pa.Buffer | None, ends: memoryview, column: pa.Array, n_rows: int
+) -> bytes:
+    """The value lengths of a string column (`ends`: its n_rows + 1 offsets, `validity`
+    its validity buffer) as little-endian int32, -1 for a null: what binary_length +
+    fill_null(-1) give. The offsets of a valid array never decrease
     (decode_node validates them first), so subtracting the offsets shifted by one row
     as two big integers subtracts lane by lane without a borrow crossing lanes; OR-ing
     all-ones lanes at the nulls then gives -1 whatever a null's offsets say."""
-    validity, offsets = column.buffers()[0], column.buffers()[1]
-    start = 4 * column.offset
-    ends = memoryview(offsets)[start : start + 4 * (n_rows + 1)]
     lengths = int.from_bytes(ends[4:], "little") - int.from_bytes(ends[:-4], "little")
     if column.null_count:
         bits = 0 if validity is None else int.from_bytes(validity, "little") >> column.offset

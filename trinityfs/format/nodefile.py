@@ -150,7 +150,65 @@ def _system_rows(node: NodeFile) -> list[tuple[str, str]]:
     return [(key, full[key]) for key in ordered]
 
 
+# -- what the encoder checked lately ----------------------------------------------------
+#
+# Every commit encodes a new root that repeats most of the previous one: the same key
+# table and the previous buffer plus this commit's messages. The encoder remembers the
+# last few key tables and buffers it checked, holding the very objects it checked (so
+# none can be freed and its id reused); inputs made of the *same objects* (`is`, not
+# `==`: a str subclass could compare equal and still differ) need no second check. Only
+# in-memory inputs of `encode_node` are remembered; decoding checks every file it reads.
+
+_CHECKED_MAX = 4
+_checked_tables: tuple[tuple[int, list, list, list | None], ...] = ()
+_checked_buffers: tuple[tuple[list, list, list, list], ...] = ()
+
+
+def _same_objects(new: object, old: list) -> bool:
+    return type(new) is list and len(new) == len(old) and all(map(operator.is_, new, old))
+
+
+def _same_message(new: object, old: tuple) -> bool:
+    return new is old or (
+        type(new) is tuple
+        and len(new) == 3
+        and new[0] is old[0]
+        and new[1] is old[1]
+        and new[2] is old[2]
+    )
+
+
+def _key_table_checked_before(node: NodeFile, order: int) -> bool:
+    for checked_order, keys, values, children in _checked_tables:
+        if (
+            checked_order == order
+            and _same_objects(node.keys, keys)
+            and _same_objects(node.values, values)
+            and (
+                node.children is None
+                if children is None
+                else _same_objects(node.children, children)
+            )
+        ):
+            return True
+    return False
+
+
+def _remember_key_table(node: NodeFile, order: int) -> None:
+    global _checked_tables
+    children = None if node.children is None else list(node.children)
+    entry = (order, list(node.keys), list(node.values), children)
+    _checked_tables = (entry, *_checked_tables[: _CHECKED_MAX - 1])
+
+
 def _check_key_table(node: NodeFile, order: int) -> None:
+    if _key_table_checked_before(node, order):
+        return
+    _check_key_table_rows(node, order)
+    _remember_key_table(node, order)
+
+
+def _check_key_table_rows(node: NodeFile, order: int) -> None:
     keys, values, children = node.keys, node.values, node.children
     if not isinstance(keys, list) or not isinstance(values, list):
         raise _encode_error("keys and values must be lists")
@@ -185,6 +243,29 @@ def _small_buffer_lists(buffer: list) -> tuple[list, list, list] | None:
     `_buffer_columns` checks it and names the problem)."""
     if len(buffer) >= _VECTOR_MIN:
         return None
+    keys, values, txns, start = _checked_buffer_prefix(buffer)
+    tail = _small_tail_lists(buffer[start:])
+    if tail is None:
+        return None
+    keys, values, txns = keys + tail[0], values + tail[1], txns + tail[2]
+    global _checked_buffers
+    entry = (list(buffer), keys, values, txns)
+    _checked_buffers = (entry, *_checked_buffers[: _CHECKED_MAX - 1])
+    return list(keys), list(values), list(txns)
+
+
+def _checked_buffer_prefix(buffer: list) -> tuple[list, list, list, int]:
+    """The lists of the longest buffer checked before that `buffer` begins with (the
+    same message objects), and its length; empty lists and 0 when there is none."""
+    best: tuple[list, list, list, int] = ([], [], [], 0)
+    for messages, keys, values, txns in _checked_buffers:
+        n = len(messages)
+        if best[3] < n <= len(buffer) and all(map(_same_message, buffer[:n], messages)):
+            best = (keys, values, txns, n)
+    return best
+
+
+def _small_tail_lists(buffer: list) -> tuple[list, list, list] | None:
     keys: list[str] = []
     values: list[str | None] = []
     txns: list[str] = []

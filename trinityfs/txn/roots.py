@@ -42,7 +42,12 @@ from trinityfs.errors import (
     TrinityError,
     VersionNotFoundError,
 )
-from trinityfs.format.definitions import decode_definition, validate_lakehouse_def
+from trinityfs.format.definitions import (
+    decode_definition,
+    known_lakehouse_def,
+    remember_lakehouse_def,
+    validate_lakehouse_def,
+)
 from trinityfs.format.keys import KEY_LAKEHOUSE_DEF
 from trinityfs.format.nodefile import decode_node
 from trinityfs.format.paths import (
@@ -227,11 +232,16 @@ class RootStore:
             raise CorruptFileError(root.location or "<root>", "no lakehouse_def row", version)
         try:
             data = self.storage.read_immutable(location)
-            ldef = decode_definition(data, LakehouseDef, location)
+            ldef = known_lakehouse_def(location, data)  # these bytes passed both checks
+            checked = ldef is not None
+            if ldef is None:
+                ldef = decode_definition(data, LakehouseDef, location)
         except CorruptFileError as exc:
             self.storage.forget(location)
             raise exc.with_version(version) from None
-        validate_lakehouse_def(ldef)
+        if not checked:
+            validate_lakehouse_def(ldef)
+            remember_lakehouse_def(location, data, ldef)
         with self._lock:
             if version is not None and (self._known is None or version >= self._known):
                 self._window = commit_window_millis(ldef) / 2000
