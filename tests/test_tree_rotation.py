@@ -26,6 +26,7 @@ from trinityfs.tree.bulk import build_tree
 @pytest.fixture(autouse=True)
 def _redistribute(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(TreeWriter, "redistribute", True)
+    monkeypatch.setattr(TreeWriter, "split_three", TreeWriter.split_three)
 
 
 def new_store(order: int) -> NodeStore:
@@ -178,13 +179,22 @@ def _commit(store, root, changes, version, budget, policy) -> Node:
     root_cap=st.sampled_from([0, 100, 100_000]),
     node_cap=st.sampled_from([50, 300, 100_000]),
     bulk=st.sampled_from([0, 40, 400]),
+    split_three=st.booleans(),
     seed=st.integers(0, 2**32 - 1),
 )
 def test_random_workloads_keep_every_invariant(
-    order: int, budget: int, root_cap: int, node_cap: int, bulk: int, seed: int
+    order: int,
+    budget: int,
+    root_cap: int,
+    node_cap: int,
+    bulk: int,
+    split_three: bool,
+    seed: int,
 ) -> None:
     """Creates, deletes and re-creates over a small key domain (so keys come back),
-    from an empty tree or a full bulk-built one (every node at order-1 keys)."""
+    from an empty tree or a full bulk-built one (every node at order-1 keys), with and
+    without 2->3 splits."""
+    TreeWriter.split_three = split_three  # restored by the autouse fixture
     rng = random.Random(seed)
     store = new_store(order)
     policy = FlushPolicy(root_buffer_bytes=root_cap, node_buffer_bytes=node_cap)
