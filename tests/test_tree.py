@@ -4,18 +4,13 @@ checked after every commit, every earlier version still reading as it was."""
 from __future__ import annotations
 
 import random
-import uuid
 
 import pytest
+from tree_workloads import apply_changes, empty_root, new_store, random_changes
 
 from trinityfs.errors import TreeInvariantError
 from trinityfs.format.nodefile import encode_node
-from trinityfs.storage import Storage
 from trinityfs.tree import Node, NodeStore, TreeWriter, check_tree, lookup, scan, scan_prefix
-
-
-def new_store(order: int) -> NodeStore:
-    return NodeStore(Storage(f"memory://tree-{uuid.uuid4().hex}"), order)
 
 
 def commit(store: NodeStore, root: Node, changes: dict, version: int, budget: int) -> Node:
@@ -24,12 +19,6 @@ def commit(store: NodeStore, root: Node, changes: dict, version: int, budget: in
     store.write_new_nodes(new)
     encode_node(new.to_file(), store.order)  # the root must always be encodable
     return new
-
-
-def empty_root() -> Node:
-    root = Node.empty_leaf()
-    root.system = {"created_at_millis": "0", "lakehouse_def": "ldef"}
-    return root
 
 
 @pytest.mark.parametrize(
@@ -42,16 +31,9 @@ def test_random_commits_keep_invariants_and_history(order: int, budget: int) -> 
     root, model = empty_root(), {}
     history = [(root, dict(model))]
     for version in range(1, 90):
-        changes = {}
-        for _ in range(rng.choice([1, 1, 3, 10, 60])):
-            key = f"k{rng.randrange(300):04d}"
-            changes[key] = None if rng.random() < 0.35 else f"v{version}-{key}"
+        changes = random_changes(rng, version, 300, [1, 1, 3, 10, 60], 0.35)
         root = commit(store, root, changes, version, budget)
-        for key, value in changes.items():
-            if value is None:
-                model.pop(key, None)
-            else:
-                model[key] = value
+        apply_changes(model, changes)
         check_tree(store, root, order=order, budget=budget, version=version)
         assert dict(scan(store, root)) == model
         for key in list(changes)[:5]:

@@ -11,22 +11,12 @@ import random
 import uuid
 
 import pytest
+from tree_workloads import apply_changes, empty_root, new_store, random_changes
 
 from trinityfs.format.nodefile import encode_node
-from trinityfs.storage import Storage
 from trinityfs.tree import Node, NodeStore, TreeWriter, check_tree, lookup, scan
 from trinityfs.tree.budget import FlushPolicy, MessageBuffer, buffer_bytes, message_bytes
 from trinityfs.tree.bulk import BottomUpBuilder, build_tree
-
-
-def new_store(order: int) -> NodeStore:
-    return NodeStore(Storage(f"memory://policy-{uuid.uuid4().hex}"), order)
-
-
-def empty_root() -> Node:
-    root = Node.empty_leaf()
-    root.system = {"created_at_millis": "0", "lakehouse_def": "ldef"}
-    return root
 
 
 def commit(store, root, changes, version, budget, policy=None) -> tuple[Node, int]:
@@ -112,16 +102,9 @@ def test_random_commits_under_a_policy_keep_invariants(
     root, model = empty_root(), {}
     history = []
     for version in range(1, 120):
-        changes = {}
-        for _ in range(rng.choice([1, 1, 2, 8, 40])):
-            key = f"k{rng.randrange(600):04d}"
-            changes[key] = None if rng.random() < 0.3 else f"v{version}-{key}"
+        changes = random_changes(rng, version, 600, [1, 1, 2, 8, 40], 0.3)
         root, _ = commit(store, root, changes, version, budget, policy)
-        for key, value in changes.items():
-            if value is None:
-                model.pop(key, None)
-            else:
-                model[key] = value
+        apply_changes(model, changes)
         # The writer's caps hold wherever FORMAT.md's budget would (root: older messages).
         check_tree(store, root, order=order, budget=budget, version=version)
         older = {k: m for k, m in root.buffer.items() if m[1] < version}

@@ -9,15 +9,14 @@ says, and keep every older version readable.
 from __future__ import annotations
 
 import random
-import uuid
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tree_workloads import apply_changes, new_store, random_changes
 
 from trinityfs.format.nodefile import encode_node
 from trinityfs.format.paths import new_node_location
-from trinityfs.storage import Storage
 from trinityfs.tree import Node, NodeStore, TreeWriter, check_tree, lookup, scan
 from trinityfs.tree.budget import FlushPolicy, message_bytes
 from trinityfs.tree.bulk import build_tree
@@ -27,10 +26,6 @@ from trinityfs.tree.bulk import build_tree
 def _redistribute(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(TreeWriter, "redistribute", True)
     monkeypatch.setattr(TreeWriter, "split_three", TreeWriter.split_three)
-
-
-def new_store(order: int) -> NodeStore:
-    return NodeStore(Storage(f"memory://rotation-{uuid.uuid4().hex}"), order)
 
 
 def committed(store: NodeStore, node: Node) -> str:
@@ -208,16 +203,9 @@ def test_random_workloads_keep_every_invariant(
     history = [(root, dict(model))]
     domain = max(60, 3 * bulk)
     for version in range(1, 50):
-        changes: dict[str, str | None] = {}
-        for _ in range(rng.choice([1, 1, 2, 5, 25])):
-            key = f"k{rng.randrange(domain):04d}"
-            changes[key] = None if rng.random() < 0.35 else f"v{version}-{key}"
+        changes = random_changes(rng, version, domain, [1, 1, 2, 5, 25], 0.35)
         root = _commit(store, root, changes, version, budget, policy)
-        for key, value in changes.items():
-            if value is None:
-                model.pop(key, None)
-            else:
-                model[key] = value
+        apply_changes(model, changes)
         check_tree(store, root, order=order, budget=budget, version=version)
         assert dict(scan(store, root)) == model
         for key in list(changes)[:3]:
