@@ -11,6 +11,7 @@ from trinityfs.errors import (
     UnsupportedFormatVersionError,
 )
 from trinityfs.format.definitions import (
+    MAX_NEW_ORDER,
     Column,
     DataType,
     FullName,
@@ -154,10 +155,13 @@ def test_new_lakehouse_def_overrides():
     [
         ({"bogus": 1}, InvalidArgumentError, "unknown lakehouse option 'bogus'"),
         ({"order": 2}, InvalidArgumentError, "order 2"),
-        ({"order": -1}, InvalidArgumentError, "order"),
+        ({"order": -1}, InvalidArgumentError, "order=-1 is outside 0..4294967295"),
+        ({"order": 4097}, InvalidArgumentError, "order 4097 is above 4096"),
         ({"order": "128"}, InvalidArgumentError, "order"),
         ({"order": True}, InvalidArgumentError, "order"),
-        ({"order": 2**32}, InvalidArgumentError, "order"),
+        ({"order": 2**32}, InvalidArgumentError, "order=4294967296 is outside 0..4294967295"),
+        ({"txn_ttl_millis": -1}, InvalidArgumentError, "txn_ttl_millis=-1 is outside 0..1844"),
+        ({"node_file_max_size_bytes": 2**64}, InvalidArgumentError, "outside 0..1844"),
         ({"major_version": 1}, UnsupportedFormatVersionError, "version 1"),
         ({"namespace_name_max_size_bytes": 0}, InvalidArgumentError, "1..10000"),
         ({"view_name_max_size_bytes": 10001}, InvalidArgumentError, "1..10000"),
@@ -192,6 +196,11 @@ def test_node_size_must_exceed_key_table_estimate():
     ldef.node_file_max_size_bytes = estimate
     with pytest.raises(InvalidArgumentError, match="must exceed the key table estimate"):
         validate_lakehouse_def(ldef)
+
+
+def test_the_largest_new_order_is_created():
+    ldef = new_lakehouse_def(order=MAX_NEW_ORDER, node_file_max_size_bytes=MAX_NEW_ORDER * 404 + 1)
+    assert ldef.order == MAX_NEW_ORDER
 
 
 def test_validate_reads_foreign_defs():

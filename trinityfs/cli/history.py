@@ -22,7 +22,11 @@ _INTERRUPTED_INIT = re.compile(r"_lakehouse_def_[0-9a-f-]+\.binpb")
 
 def register(add: AddCommand) -> None:
     p = add("init", cmd_init, "create a lakehouse at the root (a new or empty directory)")
-    p.add_argument("--order", type=int, help="tree order (default 128)")
+    p.add_argument(
+        "--order",
+        type=int,
+        help="tree order, 3..4096 (default 128; 256 for lakehouses of >= ~200k tables)",
+    )
     p.add_argument("--namespace-max-bytes", type=int, dest="namespace_name_max_size_bytes")
     p.add_argument("--table-max-bytes", type=int, dest="table_name_max_size_bytes")
     p.add_argument("--view-max-bytes", type=int, dest="view_name_max_size_bytes")

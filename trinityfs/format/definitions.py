@@ -10,6 +10,7 @@ import uuid
 from typing import Any, TypeVar
 
 from google.protobuf import json_format
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from trinityfs.errors import (
@@ -38,6 +39,9 @@ M = TypeVar("M", bound=Message)
 
 SUPPORTED_MAJOR_VERSION = 0
 MIN_ORDER = 3
+# Writer-side cap for new lakehouses (FORMAT-CHOICES "Largest order"): every node file holds a
+# key table of `order` rows, ~order * 404 bytes with default name sizes, so order 4096 is ~1.7 MB.
+MAX_NEW_ORDER = 4096
 MAX_NAME_MAX_SIZE_BYTES = 10000
 # Per-row allowance FORMAT.md's key table estimate adds to the two name maxes: 200 for
 # the value location and 4 for the encoded type id.
@@ -232,6 +236,26 @@ def _set_string_map(ldef: LakehouseDef, name: str, value: Any) -> None:
     target.update(value)
 
 
+_UNSIGNED_BITS = {FieldDescriptor.TYPE_UINT32: 32, FieldDescriptor.TYPE_UINT64: 64}
+_SIGNED_BITS = {FieldDescriptor.TYPE_INT32: 32, FieldDescriptor.TYPE_INT64: 64}
+
+
+def _check_field_range(name: str, value: int | str) -> None:
+    """Refuse an integer option its protobuf field cannot hold, in the option's own words."""
+    if not isinstance(value, int):
+        return
+    field_type = LakehouseDef.DESCRIPTOR.fields_by_name[name].type
+    if field_type in _UNSIGNED_BITS:
+        low, high = 0, 2 ** _UNSIGNED_BITS[field_type] - 1
+    elif field_type in _SIGNED_BITS:
+        bits = _SIGNED_BITS[field_type]
+        low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+    else:
+        return
+    if not low <= value <= high:
+        raise InvalidArgumentError(f"lakehouse option {name}={value} is outside {low}..{high}")
+
+
 def new_lakehouse_def(**options: Any) -> LakehouseDef:
     """A validated LakehouseDef with FORMAT.md defaults and a fresh uuid4 id.
 
@@ -255,10 +279,16 @@ def new_lakehouse_def(**options: Any) -> LakehouseDef:
                 raise InvalidArgumentError(
                     f"lakehouse option {name} must be {expected.__name__}, got {value!r}"
                 )
+            _check_field_range(name, value)
             try:
                 setattr(ldef, name, value)
             except (TypeError, ValueError) as exc:
                 raise InvalidArgumentError(f"lakehouse option {name}={value!r}: {exc}") from None
+    if ldef.order > MAX_NEW_ORDER:
+        raise InvalidArgumentError(
+            f"tree order {ldef.order} is above {MAX_NEW_ORDER}, the largest this implementation "
+            f"creates (each node file holds a key table of {ldef.order} rows)"
+        )
     validate_lakehouse_def(ldef)
     return ldef
 
