@@ -201,6 +201,10 @@ def test_node_size_must_exceed_key_table_estimate():
 def test_the_largest_new_order_is_created():
     ldef = new_lakehouse_def(order=MAX_NEW_ORDER, node_file_max_size_bytes=MAX_NEW_ORDER * 404 + 1)
     assert ldef.order == MAX_NEW_ORDER
+    # a lakehouse another implementation created with a larger order is still readable
+    ldef.order = MAX_NEW_ORDER * 2
+    ldef.node_file_max_size_bytes = ldef.order * 404 + 1
+    assert validate_lakehouse_def(ldef) is ldef
 
 
 def test_validate_reads_foreign_defs():
