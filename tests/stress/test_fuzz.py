@@ -17,6 +17,7 @@ import shutil
 import signal
 import sys
 import uuid
+import zoneinfo
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -88,6 +89,7 @@ sys.addaudithook(WATCH.hook)
 def guarded(root: Path) -> Iterator[None]:
     """No hang, no file opened or listed outside `root` (and Python's own files)."""
     python = {sys.prefix, sys.base_prefix, sys.exec_prefix, *(p for p in sys.path if p)}
+    python |= set(zoneinfo.TZPATH)  # time zone data, read once per process when first used
     dirs = [os.path.realpath(p) + os.sep for p in (str(root), *python) if os.path.isdir(p)]
     WATCH.allowed = (*dirs, "/dev/urandom", "/proc/self/", "/sys/fs/cgroup/")
     WATCH.escapes = []
