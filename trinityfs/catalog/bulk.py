@@ -28,6 +28,11 @@ Guarantees, as for a transaction:
 
 Creates only (no replace, drop or rename); names created by the load are checked
 against each other when it commits (duplicates, a table and a view sharing a name).
+
+A **dry run** (`dry_run=True`) makes every check a real load makes, names, definitions,
+duplicates and conflicts with the versions committed meanwhile, and writes nothing: no
+lease, no definition file, no version. Its `commit()` returns the version a real load
+would have become at that moment.
 """
 
 from __future__ import annotations
@@ -99,18 +104,24 @@ class BulkLoad:
         lease_millis: int = DEFAULT_LEASE_MILLIS,
         spill_dir: str | Path | None = None,
         run_size: int = DEFAULT_RUN_SIZE,
+        dry_run: bool = False,
     ):
         self.engine = engine
         self._on_commit = on_commit
         self.lease_millis = lease_millis
+        self.dry_run = dry_run
         if engine.tree_verifier is not None:  # verify="tree": refuse before writing anything
             verify_before_writing(engine, engine.snapshot())
-        lease = dtxn.begin(
-            engine, ttl_millis=lease_millis, txn_id=f"{BULK_LEASE_PREFIX}{uuid.uuid4()}"
-        )
-        self._lease: TransactionDef = lease.tdef
+        self._lease: TransactionDef | None = None
+        if dry_run:
+            self.base: Snapshot = engine.snapshot()
+        else:
+            lease = dtxn.begin(
+                engine, ttl_millis=lease_millis, txn_id=f"{BULK_LEASE_PREFIX}{uuid.uuid4()}"
+            )
+            self._lease = lease.tdef
+            self.base = lease.base
         self._renewed_at = now_millis()
-        self.base: Snapshot = lease.base
         self.reader = CatalogReader(self.base, engine.storage.read_immutable, self.base.version)
         self.keys: KeyCodec = self.reader.keys
         self._spill = SortedSpill(spill_dir, run_size)
@@ -126,8 +137,9 @@ class BulkLoad:
         self._unsettled: tuple[int, bytes, Node] | None = None
 
     @property
-    def lease_id(self) -> str:
-        return self._lease.id
+    def lease_id(self) -> str | None:
+        """The id of the lease file (None for a dry run, which takes no lease)."""
+        return None if self._lease is None else self._lease.id
 
     @property
     def count(self) -> int:
@@ -189,9 +201,11 @@ class BulkLoad:
             msg.id = str(uuid.uuid4())
         data = encode_definition(msg)
         location = new_definition_location(kind, namespace, name, data)
-        self._files[location] = data
         self._spill.add(key, location)
         self._kinds.add(kind)
+        if self.dry_run:
+            return
+        self._files[location] = data
         if len(self._files) >= FILE_BATCH:
             self._write_files()
 
@@ -211,6 +225,8 @@ class BulkLoad:
 
     def _renew_lease(self, *, force: bool = False) -> None:
         """Keep the lease live: refuse once it lapsed, extend it every third of its TTL."""
+        if self._lease is None:
+            return  # a dry run holds no lease
         now = now_millis()
         if now >= self._lease.expire_at_millis:
             raise TransactionExpiredError(
@@ -236,6 +252,8 @@ class BulkLoad:
         self._renewed_at = now
 
     def _drop_lease(self) -> None:
+        if self._lease is None:
+            return
         with contextlib.suppress(TrinityError):  # else it lapses; expiration removes it
             self.engine.storage.delete(transaction_location(self.lease_id))
 
@@ -263,8 +281,11 @@ class BulkLoad:
 
         Raises CommitConflictError (nothing committed, the load aborted) when another
         commit took a name or dropped a namespace it needs; AlreadyExistsError when
-        the load itself creates a name twice.
+        the load itself creates a name twice. A dry run makes the same checks, commits
+        nothing and returns the version a real load would have become.
         """
+        if self.dry_run:
+            return self._check_only()
         if self._unsettled is not None:
             landed = self._settle()
             if landed is not None:
@@ -283,6 +304,21 @@ class BulkLoad:
             if not self.closed:
                 self.abort()
             raise
+
+    def _check_only(self) -> int:
+        """The checks of commit() without its writes (a dry run)."""
+        self._check_open()
+        try:
+            if self._spill.count == 0:
+                return self.base.version
+            self._check_own_names()
+            latest = self.engine.roots.latest_version()
+            if latest > self.base.version:
+                self._validate(self.base.version, latest)
+            return latest + 1
+        finally:
+            self.closed = True
+            self._spill.close()
 
     def _publish(self) -> int:
         engine = self.engine
@@ -358,6 +394,9 @@ class BulkLoad:
                 )
         self.closed = True
         self._files = {}
+        if self.dry_run:  # it wrote nothing
+            self._spill.close()
+            return
         storage = self.engine.storage
         try:
             batch: list[str] = []

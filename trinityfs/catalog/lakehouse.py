@@ -523,13 +523,20 @@ class Lakehouse(FrontEndPrimitives):
         return DistributedTransaction(txn)
 
     def bulk_load(
-        self, *, lease_millis: int | None = None, spill_dir: str | None = None
+        self,
+        *,
+        lease_millis: int | None = None,
+        spill_dir: str | None = None,
+        dry_run: bool = False,
     ) -> BulkLoad:
         """Create many namespaces, tables and views as one version, with memory that
         does not grow with the staged objects (trinityfs/catalog/bulk.py); a context
-        manager: leaving the block commits, an exception aborts."""
+        manager: leaving the block commits, an exception aborts. `dry_run=True` makes
+        every check and writes nothing."""
         options = {} if lease_millis is None else {"lease_millis": lease_millis}
-        return BulkLoad(self.engine, on_commit=self._saw, spill_dir=spill_dir, **options)
+        return BulkLoad(
+            self.engine, on_commit=self._saw, spill_dir=spill_dir, dry_run=dry_run, **options
+        )
 
     def load_distributed(self, txn_id: str) -> DistributedTransaction:
         """A distributed transaction as of its last save (TransactionExpiredError after

@@ -20,6 +20,9 @@ line 7: table sales.orders already exists`), the definition files written so far
 deleted and no version is made; Ctrl-C does the same. A Ctrl-C that comes while the
 version is being committed waits for the commit, which is then reported (stopping half
 way could leave a version whose files were deleted).
+
+`--dry-run` reads and checks the whole input the same way, against the latest version
+when it ends, and writes nothing.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ input (JSON Lines, one object per line; a namespace before what is created in it
   {"kind": "table", "namespace": "sales", "name": "orders", "definition": {"table_type": "MANAGED"}}
   {"kind": "view", "namespace": "sales", "name": "big_orders", "definition": {}}
 examples:
+  trinityfs load --dry-run defs.jsonl
   trinityfs load defs.jsonl
   generate-defs | trinityfs load -
 """
@@ -65,6 +69,12 @@ def register(add: AddCommand) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("source", metavar="FILE", help="a JSON Lines file, or - for stdin")
+    p.add_argument(
+        "-n",
+        "--dry-run",
+        action="store_true",
+        help="check every line (and conflicts with the latest version); write nothing",
+    )
     p.add_argument(
         "--lease",
         type=duration,
@@ -232,8 +242,9 @@ def cmd_load(ctx: Context, args: argparse.Namespace) -> int:
         if args.lease <= 0:
             raise UsageError(f"--lease must be positive, got {duration_text(args.lease)}")
         lake = ctx.lake
-        load = lake.bulk_load(lease_millis=args.lease)
+        load = lake.bulk_load(lease_millis=args.lease, dry_run=args.dry_run)
         counts = Counts()
+        nothing = " (dry run: nothing was written)" if args.dry_run else " (nothing was loaded)"
         try:
             with ctx.out.progress("objects staged") as bar:
                 for number, line in _lines_named(stream, where):
@@ -243,9 +254,7 @@ def cmd_load(ctx: Context, args: argparse.Namespace) -> int:
                             continue
                         stage(load, item)
                     except (InputError, TrinityError, ValueError) as exc:
-                        raise InputError(
-                            f"{where} line {number}: {_text(exc)} (nothing was loaded)"
-                        ) from None
+                        raise InputError(f"{where} line {number}: {_text(exc)}{nothing}") from None
                     counts.add(item["kind"])
                     bar.update()
             with sigint_deferred() as held:
@@ -254,26 +263,32 @@ def cmd_load(ctx: Context, args: argparse.Namespace) -> int:
                 except (AmbiguousWriteError, TransactionClosedError):
                     raise
                 except TrinityError as exc:  # a conflict, a name created twice: aborted
-                    raise InputError(f"{where}: {_text(exc)} (nothing was loaded)") from None
+                    raise InputError(f"{where}: {_text(exc)}{nothing}") from None
             if not counts.total:
                 version = None
         except BaseException:
             with sigint_deferred():  # a second Ctrl-C must not leave half the files
                 load.abort()
             raise
-        if version is not None:
-            text = f"load: version {version} ({counts.text()})"
-        else:
-            text = "load: no change (no objects in the input)"
+        counted = {
+            "namespaces": counts.namespaces,
+            "tables": counts.tables,
+            "views": counts.views,
+        }
+        if args.dry_run:
+            if held.interrupted:
+                raise KeyboardInterrupt  # nothing was written: stop as Ctrl-C asked
+            would = "" if version is None else f" (a load now would make version {version})"
+            ctx.out.emit(
+                {"dry_run": True, "would_be_version": version, "changed": False, **counted},
+                f"load --dry-run: {counts.text()} checked, nothing was written{would}",
+            )
+            return 0
         ctx.out.emit(
-            {
-                "version": version,
-                "changed": version is not None,
-                "namespaces": counts.namespaces,
-                "tables": counts.tables,
-                "views": counts.views,
-            },
-            text,
+            {"version": version, "changed": version is not None, **counted},
+            f"load: version {version} ({counts.text()})"
+            if version is not None
+            else "load: no change (no objects in the input)",
         )
         if held.interrupted:
             ctx.out.err.write(
