@@ -140,10 +140,8 @@ class OrderRun:
         order: int,
         redistribute: bool = False,
         root_cap: int | None = None,
-        split_three: bool = True,
     ) -> None:
         self.redistribute = redistribute
-        self.split_three = split_three
         self.ldef = new_lakehouse_def(**new_lakehouse_options({"order": order}))
         self.compression = node_file_compression(self.ldef)
         self.storage = Storage(f"memory://sweep-order-{uuid.uuid4().hex}")
@@ -162,7 +160,6 @@ class OrderRun:
         order = self.ldef.order
         writer = TreeWriter(self.store, order, self.budget, version, self.policy)
         writer.redistribute = self.redistribute
-        writer.split_three = self.split_three
         new_root = writer.commit(self.root, {key: value})
         new_root.system = dict(self.root.system)
         before = self.storage.stats.snapshot()["bytes_written"]
@@ -181,18 +178,16 @@ class OrderRun:
 
 
 def run_orders(n: int, commits: int, orders: list[str], window: int) -> None:
-    """`orders`: e.g. "128"; "128b" for B*-style rebalancing (TreeWriter.redistribute:
-    rotations into a neighbour with room, 2->3 splits when both are full), "128r" for
-    rotations with plain splits; "/CAP" for a root buffer cap other than the default
-    ("256/8192", "256b/8192")."""
+    """`orders`: e.g. "128" (plain splits), "128r" for B*-style rebalancing
+    (TreeWriter.redistribute: rotations into a neighbour with room, plain splits when
+    both are full); "/CAP" for a root buffer cap other than the default ("256r/32768")."""
     runs = {}
     for order in orders:
         spec, _, cap = order.partition("/")
         r = OrderRun(
             n,
-            int(spec.rstrip("br")),
-            redistribute=spec[-1] in "br",
-            split_three=not spec.endswith("r"),
+            int(spec.rstrip("r")),
+            redistribute=spec.endswith("r"),
             root_cap=int(cap) if cap else None,
         )
         runs[order] = r
@@ -252,9 +247,9 @@ def main() -> None:
         nargs="+",
         default=None,
         help="compare these orders (new-lakehouse defaults each), commits interleaved; "
-        "a suffix b (128b) rebalances B*-style (TreeWriter.redistribute: rotations, 2->3 "
-        "splits), r (128r) rotations with plain splits, /CAP sets the root buffer cap "
-        "(256/8192)",
+        "a suffix r (128r) rebalances B*-style (TreeWriter.redistribute: rotations, "
+        "plain splits when the neighbours are full), /CAP sets the root buffer cap "
+        "(256r/32768)",
     )
     args = parser.parse_args()
     if args.orders:

@@ -1,6 +1,6 @@
 """B*-style rebalancing (TreeWriter.redistribute): an overflowing node hands keys to a
 neighbour with room through the parent's separator (a rotation) instead of splitting,
-and neither a rotation nor a 2->3 split flushes a buffer down to the leaves.
+and a rotation flushes no buffer down to the leaves.
 
 Every tree must still satisfy FORMAT.md section 4 (check_tree), read back as the model
 says, and keep every older version readable.
@@ -25,7 +25,6 @@ from trinityfs.tree.bulk import build_tree
 @pytest.fixture(autouse=True)
 def _redistribute(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(TreeWriter, "redistribute", True)
-    monkeypatch.setattr(TreeWriter, "split_three", TreeWriter.split_three)
 
 
 def committed(store: NodeStore, node: Node) -> str:
@@ -107,8 +106,7 @@ def test_overflowing_internal_node_rotates_into_its_neighbour_without_a_flush() 
 def test_no_rotation_when_the_neighbours_buffer_would_overfill() -> None:
     store = new_store(5)
     # A's buffer is full enough that the message for c0 (moved with B's first key)
-    # no longer fits the node cap: no rotation, and the 2->3 split would hand a piece
-    # the merged buffers, so B is split on its own.
+    # no longer fits the node cap: no rotation, B is split on its own.
     filler = {"a6": ("x" * 150, 1), "a3": ("y" * 150, 1)}
     cap = sum(message_bytes(k, m) for k, m in filler.items()) + 10
     root = two_internal_children(store, a_buffer=filler)
@@ -126,18 +124,6 @@ def test_no_rotation_when_the_neighbours_buffer_would_overfill() -> None:
     model = expected_model()
     model.update({key: value for key, (value, _txn) in filler.items()})
     assert dict(scan(store, root)) == model
-
-
-def test_split_with_neighbour_refuses_to_overfill_a_piece() -> None:
-    store = new_store(5)
-    big = {f"a{i}": ("v" * 200, 1) for i in (0, 1, 3, 4, 6, 7)}
-    root = two_internal_children(store, a_buffer=big)
-    cap = store.resolve(root.children[0]).buffer.nbytes + 5  # A fits, A + any of B not
-    policy = FlushPolicy(root_buffer_bytes=10_000, node_buffer_bytes=cap)
-    writer = TreeWriter(store, 5, 10_000, 5, policy)
-    before = (list(root.keys), list(root.children), dict(root.buffer))
-    assert writer._split_with_neighbour(root, 1) is False
-    assert (root.keys, root.children, dict(root.buffer)) == before  # nothing changed
 
 
 def test_overflowing_leaf_rotates_into_a_leaf_with_room() -> None:
@@ -174,7 +160,6 @@ def _commit(store, root, changes, version, budget, policy) -> Node:
     root_cap=st.sampled_from([0, 100, 100_000]),
     node_cap=st.sampled_from([50, 300, 100_000]),
     bulk=st.sampled_from([0, 40, 400]),
-    split_three=st.booleans(),
     seed=st.integers(0, 2**32 - 1),
 )
 def test_random_workloads_keep_every_invariant(
@@ -183,13 +168,10 @@ def test_random_workloads_keep_every_invariant(
     root_cap: int,
     node_cap: int,
     bulk: int,
-    split_three: bool,
     seed: int,
 ) -> None:
     """Creates, deletes and re-creates over a small key domain (so keys come back),
-    from an empty tree or a full bulk-built one (every node at order-1 keys), with and
-    without 2->3 splits."""
-    TreeWriter.split_three = split_three  # restored by the autouse fixture
+    from an empty tree or a full bulk-built one (every node at order-1 keys)."""
     rng = random.Random(seed)
     store = new_store(order)
     policy = FlushPolicy(root_buffer_bytes=root_cap, node_buffer_bytes=node_cap)
@@ -222,3 +204,60 @@ def test_rebalancing_is_on_by_default_from_order_256(monkeypatch: pytest.MonkeyP
     assert TreeWriter(store, 512, 10_000, 1).redistribute is True
     assert TreeWriter(store, 128, 10_000, 1).redistribute is False
     assert TreeWriter.redistribute is None  # the class default is untouched
+
+
+def _rotation_count_by_resumming(writer: TreeWriter, child: Node, neighbour: Node, left: bool):
+    """The definition: the largest count from the evened-out one down to the overflow
+    whose moving messages (beyond the new separator) fit the neighbour's free buffer."""
+    overflow = len(child.keys) - writer.max_keys
+    room = writer.max_keys - len(neighbour.keys)
+    if room < overflow:
+        return 0
+    count = min(room, max(overflow, (len(child.keys) - len(neighbour.keys)) // 2))
+    if child.is_leaf:
+        return count
+    free = writer.node_cap - neighbour.buffer.nbytes
+    for k in range(count, overflow - 1, -1):
+        sep = child.keys[k - 1] if left else child.keys[-k]
+        moving = [m for m in child.buffer.items() if (m[0] < sep if left else m[0] > sep)]
+        if sum(message_bytes(key, msg) for key, msg in moving) <= free:
+            return k
+    return 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    order=st.integers(3, 12),
+    extra=st.integers(1, 3),
+    neighbour_share=st.floats(0, 1),
+    messages=st.lists(st.tuples(st.integers(0, 30), st.integers(0, 60)), max_size=30),
+    neighbour_fill=st.integers(0, 300),
+    boundary=st.integers(1, 5),
+    slack=st.sampled_from([-1, 0]),
+    leftward=st.booleans(),
+)
+def test_rotation_count_is_the_largest_count_whose_messages_fit(
+    order, extra, neighbour_share, messages, neighbour_fill, boundary, slack, leftward
+) -> None:
+    """The single pass over the child's buffer (each message handed back once as the
+    count goes down) picks what re-summing the moving messages for every count picks.
+    Child keys are the odd k-numbers, so messages land on separators and between them;
+    the neighbour's free bytes are exactly (or one below) what rotating `boundary` keys
+    would move."""
+    max_keys = order - 1
+    child_keys = [f"k{2 * i + 1:03d}" for i in range(max_keys + extra)]
+    child = internal(child_keys, ["c"] * (len(child_keys) + 1))
+    child.buffer.update({f"k{i:03d}": ("v" * size, 1) for i, size in messages})
+    n_keys = round(neighbour_share * max_keys)
+    neighbour = internal(
+        [f"n{i}" for i in range(n_keys)], ["c"] * (n_keys + 1), {"n": ("x" * neighbour_fill, 1)}
+    )
+    k = min(boundary, len(child_keys))
+    sep = child_keys[k - 1] if leftward else child_keys[-k]
+    beyond = [(key, m) for key, m in child.buffer.items() if (key < sep if leftward else key > sep)]
+    free = sum(message_bytes(key, m) for key, m in beyond) + slack
+    node_cap = neighbour.buffer.nbytes + free
+    policy = FlushPolicy(root_buffer_bytes=10_000, node_buffer_bytes=node_cap)
+    writer = TreeWriter(new_store(order), order, 100_000, 5, policy)
+    expected = _rotation_count_by_resumming(writer, child, neighbour, leftward)
+    assert writer._rotation_count(child, neighbour, leftward) == expected

@@ -14,7 +14,7 @@ loading many keys in one commit writes each node file once.
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from trinityfs.tree.budget import FlushPolicy, buffer_bytes, message_bytes
@@ -40,11 +40,6 @@ class TreeWriter:
     #: through the parent's separator (a rotation) instead of splitting. None: on for
     #: trees of order >= REDISTRIBUTE_MIN_ORDER (docs/FORMAT-CHOICES.md, "Steady state")
     redistribute: bool | None = None
-    #: with `redistribute`, a node whose neighbours are full is split 2->3 with one of
-    #: them (three nodes 2/3 full) instead of in halves alone. Off: at 1M tables and
-    #: order 256 plain splits did as well (16.3 vs 16.4 KB per commit) with a smaller
-    #: tail (max 120 vs 134 KB), since a 2->3 split rewrites three nodes, not two halves
-    split_three = False
 
     def __init__(
         self,
@@ -215,14 +210,15 @@ class TreeWriter:
                 del node.buffer[key]
         # Highest child first: splitting child i only shifts the indexes above i.
         targets = sorted((t for t in chosen if t != SELF), reverse=True)
-        if self.redistribute:  # a split may repack child i-1 too: push every group first
+        if self.redistribute:  # a rotation may change child i-1 too: push every group first
             for i in targets:
                 self._push(node, i, groups[i])
             for i in targets:
                 self._split_child(node, i)
-        for i in targets if not self.redistribute else ():
-            self._push(node, i, groups[i])
-            self._split_child(node, i)
+        else:
+            for i in targets:
+                self._push(node, i, groups[i])
+                self._split_child(node, i)
         if SELF in chosen:
             self._apply_to_own_keys(node, groups[SELF])
         self._fix_underflows(node)
@@ -313,13 +309,7 @@ class TreeWriter:
         child = node.children[i]
         if not isinstance(child, Node) or len(child.keys) <= self.max_keys:
             return
-        if (
-            self.redistribute
-            and len(node.children) > 1
-            and (
-                self._rotate(node, i) or (self.split_three and self._split_with_neighbour(node, i))
-            )
-        ):
+        if self.redistribute and len(node.children) > 1 and self._rotate(node, i):
             return
         pieces, separators, lifted = self._pack(child)
         node.keys[i:i] = [k for k, _ in separators]
@@ -366,44 +356,34 @@ class TreeWriter:
         if child.is_leaf:
             return count
         free = self.node_cap - buffer_bytes(neighbour.buffer)
-        keys = sorted(child.buffer)
-        sizes = [message_bytes(k, child.buffer[k]) for k in keys]
+        # Rotating k keys moves the messages on the far side of the new separator
+        # (child.keys[k - 1] leftward, child.keys[-k] rightward): walk k down from
+        # `count`, handing the messages between two candidate separators back, once each.
+        ordered = sorted(child.buffer.items(), reverse=not leftward)
+        sizes = [message_bytes(k, m) for k, m in ordered]
+        moved = 0
+        end = 0  # messages ordered[:end] move with the current separator candidate
+        if leftward:
+            while end < len(ordered) and ordered[end][0] < child.keys[count - 1]:
+                moved += sizes[end]
+                end += 1
+        else:
+            while end < len(ordered) and ordered[end][0] > child.keys[-count]:
+                moved += sizes[end]
+                end += 1
         while count >= overflow:
-            if leftward:  # messages below the new separator child.keys[count - 1] move
-                moved = sizes[: bisect_left(keys, child.keys[count - 1])]
-            else:  # messages above the new separator child.keys[-count] move
-                moved = sizes[bisect_right(keys, child.keys[-count]) :]
-            if sum(moved) <= free:
+            if moved <= free:
                 return count
             count -= 1
+            if count < overflow:
+                break
+            separator = child.keys[count - 1] if leftward else child.keys[-count]
+            while end > 0 and (
+                ordered[end - 1][0] >= separator if leftward else ordered[end - 1][0] <= separator
+            ):
+                end -= 1
+                moved -= sizes[end]
         return 0
-
-    def _split_with_neighbour(self, node: Node, i: int) -> bool:
-        """B*-style 2->3 split: overflowing child i and a full neighbour become three
-        nodes about 2/3 full; False (nothing changed) when a piece's buffer would be
-        over the node cap, since settling it would rewrite a subtree in this commit."""
-        neighbours = [j for j in (i - 1, i + 1) if 0 <= j < len(node.children)]
-        j = min(neighbours, key=lambda j: len(self.store.resolve(node.children[j]).keys))
-        lo = min(i, j)
-        left, right = (
-            self.store.resolve(node.children[lo]),
-            self.store.resolve(node.children[lo + 1]),
-        )
-        merged = Node(
-            keys=[*left.keys, node.keys[lo], *right.keys],
-            values=[*left.values, node.values[lo], *right.values],
-            children=None if left.is_leaf else [*left.children, *right.children],
-            buffer={**left.buffer, **right.buffer},
-        )
-        pieces, separators, lifted = self._pack(merged)
-        if any(p.buffer.nbytes > self.node_cap for p in pieces):
-            return False
-        node.keys[lo : lo + 1] = [k for k, _ in separators]
-        node.values[lo : lo + 1] = [v for _, v in separators]
-        node.children[lo : lo + 2] = pieces
-        for key, message in lifted.items():
-            node.buffer.setdefault(key, message)  # a message already above is newer
-        return True
 
     def _pack(self, node: Node) -> tuple[list[Node], list[tuple[str, str]], dict[str, Message]]:
         """Cut an oversized node into the fewest balanced pieces.
