@@ -55,7 +55,9 @@ def pair(codec: KeyCodec, i: int) -> tuple[str, str]:
     return codec.table_key(ns, name), new_definition_location("table", ns, name, name.encode())
 
 
-def build_base(store: NodeStore, codec: KeyCodec, order: int, n: int, compression) -> Node:
+def build_base(
+    store: NodeStore, codec: KeyCodec, order: int, n: int, compression, fill: float = 1.0
+) -> Node:
     def emit(node: Node) -> str:
         node.system = {"created_at_millis": "1"}
         location = f"node-{uuid.uuid4()}.arrow"
@@ -65,7 +67,7 @@ def build_base(store: NodeStore, codec: KeyCodec, order: int, n: int, compressio
         store.remember(node)
         return location
 
-    builder = BottomUpBuilder(order, emit)
+    builder = BottomUpBuilder(order, emit, fill)
     for key, value in sorted(pair(codec, i) for i in range(n)):
         builder.add(key, value)
     root = builder.finish()
@@ -74,7 +76,12 @@ def build_base(store: NodeStore, codec: KeyCodec, order: int, n: int, compressio
 
 
 def cold_lookup_nodes(root: Node, store: NodeStore, key: str) -> int:
-    node, files = root, 1
+    return cold_lookup_path(root, store, key)[0]
+
+
+def cold_lookup_path(root: Node, store: NodeStore, key: str) -> tuple[int, int]:
+    """Node files a cold lookup of `key` reads, and the bytes of those below the root."""
+    node, files, nbytes = root, 1, 0
     while node.children is not None:
         message = node.buffer.get(key)
         if message is not None:
@@ -82,9 +89,12 @@ def cold_lookup_nodes(root: Node, store: NodeStore, key: str) -> int:
         i = bisect_left(node.keys, key)
         if i < len(node.keys) and node.keys[i] == key:
             break
-        node = store.resolve(node.children[i])
+        child = node.children[i]
+        if isinstance(child, str):
+            nbytes += store.storage.size(child)
+        node = store.resolve(child)
         files += 1
-    return files
+    return files, nbytes
 
 
 def run(
@@ -140,6 +150,7 @@ class OrderRun:
         order: int,
         redistribute: bool = False,
         root_cap: int | None = None,
+        fill: float = 1.0,
     ) -> None:
         self.redistribute = redistribute
         self.ldef = new_lakehouse_def(**new_lakehouse_options({"order": order}))
@@ -147,7 +158,7 @@ class OrderRun:
         self.storage = Storage(f"memory://sweep-order-{uuid.uuid4().hex}")
         self.store = NodeStore(self.storage, order, cached_nodes=1 << 21)
         self.codec = KeyCodec.from_lakehouse_def(self.ldef)
-        self.root = build_base(self.store, self.codec, order, n, self.compression)
+        self.root = build_base(self.store, self.codec, order, n, self.compression, fill)
         root_bytes = len(encode_node(self.root.to_file(), order, compression=self.compression))
         self.build_bytes = self.storage.stats.snapshot()["bytes_written"] + root_bytes
         self.base_root_bytes = root_bytes
@@ -176,19 +187,29 @@ class OrderRun:
         probe = [pair(self.codec, i)[0] for i in range(0, n, max(1, n // 200))]
         return max(cold_lookup_nodes(self.root, self.store, k) for k in probe)
 
+    def cold_bytes(self, n: int) -> tuple[float, int]:
+        """Mean and max bytes of the node files a cold lookup reads (the root included)."""
+        probe = [pair(self.codec, i)[0] for i in range(0, n, max(1, n // 200))]
+        root = self.root_sizes[-1] if self.root_sizes else self.base_root_bytes
+        paths = [root + cold_lookup_path(self.root, self.store, k)[1] for k in probe]
+        return statistics.mean(paths), max(paths)
+
 
 def run_orders(n: int, commits: int, orders: list[str], window: int) -> None:
     """`orders`: e.g. "128" (plain splits), "128r" for B*-style rebalancing
     (TreeWriter.redistribute: rotations into a neighbour with room, plain splits when
-    both are full); "/CAP" for a root buffer cap other than the default ("256r/32768")."""
+    both are full); "/CAP" for a root buffer cap other than the default ("256r/32768");
+    "@FILL" for a bulk-built tree whose nodes are FILL full ("256r@0.9"; default 1.0)."""
     runs = {}
     for order in orders:
         spec, _, cap = order.partition("/")
+        spec, _, fill = spec.partition("@")
         r = OrderRun(
             n,
             int(spec.rstrip("r")),
             redistribute=spec.endswith("r"),
             root_cap=int(cap) if cap else None,
+            fill=float(fill) if fill else 1.0,
         )
         runs[order] = r
         print(
@@ -218,15 +239,17 @@ def run_orders(n: int, commits: int, orders: list[str], window: int) -> None:
     print(f"== {n:,} tables, {commits:,} one-table commits, orders interleaved ==")
     print(
         f"{'order':>10} {'mean KB':>8} {'last KB':>8} {'p99 KB':>7} {'max KB':>7} "
-        f"{'root keys':>9} {'cold nodes':>10}"
+        f"{'root keys':>9} {'cold nodes':>10} {'cold KB mean/max':>16}"
     )
     for order, r in runs.items():
         sizes = sorted(r.sizes)
+        cold_mean, cold_max = r.cold_bytes(n)
         print(
             f"{order:>10} {statistics.mean(sizes) / 1000:>8.1f} "
             f"{statistics.mean(r.sizes[-window:]) / 1000:>8.1f} "
             f"{sizes[int(len(sizes) * 0.99)] / 1000:>7.1f} {sizes[-1] / 1000:>7.1f} "
-            f"{len(r.root.keys):>9} {r.cold_nodes(n):>10}",
+            f"{len(r.root.keys):>9} {r.cold_nodes(n):>10} "
+            f"{cold_mean / 1000:>8.1f}/{cold_max / 1000:<7.1f}",
             flush=True,
         )
 
@@ -249,7 +272,7 @@ def main() -> None:
         help="compare these orders (new-lakehouse defaults each), commits interleaved; "
         "a suffix r (128r) rebalances B*-style (TreeWriter.redistribute: rotations, "
         "plain splits when the neighbours are full), /CAP sets the root buffer cap "
-        "(256r/32768)",
+        "(256r/32768), @FILL the fill of the bulk-built tree (256r@0.9)",
     )
     args = parser.parse_args()
     if args.orders:

@@ -7,6 +7,7 @@ change instead of re-summing it on every commit.
 
 from __future__ import annotations
 
+import math
 import random
 import uuid
 
@@ -17,6 +18,7 @@ from trinityfs.format.nodefile import encode_node
 from trinityfs.tree import Node, NodeStore, TreeWriter, check_tree, lookup, scan
 from trinityfs.tree.budget import FlushPolicy, MessageBuffer, buffer_bytes, message_bytes
 from trinityfs.tree.bulk import BottomUpBuilder, build_tree
+from trinityfs.tree.writer import BULK_FILL
 
 
 def commit(store, root, changes, version, budget, policy=None) -> tuple[Node, int]:
@@ -207,3 +209,57 @@ def test_a_bulk_load_is_merged_into_the_tree_bottom_up() -> None:
             model[k] = v
     model["zzz"] = "last"
     assert dict(scan(store, root)) == dict(sorted(model.items()))
+
+
+def _levels(store: NodeStore, root: Node) -> list[list[int]]:
+    """Key counts of the non-root nodes, level by level from the top, left to right."""
+    levels: list[list[int]] = []
+    frontier = [store.resolve(c) for c in root.children or ()]
+    while frontier:
+        levels.append([len(node.keys) for node in frontier])
+        frontier = [store.resolve(c) for node in frontier for c in node.children or ()]
+    return levels
+
+
+@pytest.mark.parametrize("order", [3, 4, 5, 8, 11, 64])
+@pytest.mark.parametrize("fill", [0.1, 0.5, 0.75, 0.9, 1.0])
+@pytest.mark.parametrize("n", [0, 1, 7, 100, 2000])
+def test_bottom_up_build_fills_nodes_to_the_fill_factor(order: int, fill: float, n: int) -> None:
+    """Every node but the last two of each level holds floor(fill * (order-1)) keys
+    (never fewer than the minimum fill); the tree is valid and reads back whole."""
+    store = new_store(order)
+    pairs = [(f"k{i:06d}", f"v{i}") for i in range(n)]
+    root = build_tree(iter(pairs), order, _emit(store), fill=fill)
+    root.system = {"created_at_millis": "1", "lakehouse_def": "ldef", "previous_root": "p"}
+    check_tree(store, root, order=order, budget=10**6, version=1)
+    assert list(scan(NodeStore(store.storage, order), root)) == pairs  # from the files
+    target = max(math.ceil(order / 2) - 1, 1, math.floor((order - 1) * fill))
+    for level in _levels(store, root):
+        assert level[:-2] == [target] * (len(level) - 2), level
+
+
+@pytest.mark.parametrize("fill", [0.0, -0.5, 1.01, float("nan")])
+def test_bottom_up_build_refuses_a_fill_outside_0_1(fill: float) -> None:
+    with pytest.raises(ValueError, match="bulk fill"):
+        BottomUpBuilder(8, lambda node: "x", fill)
+
+
+def test_rebuild_after_a_bulk_load_leaves_room_in_trees_of_order_256() -> None:
+    """The commit that merges a bulk load's messages into the tree builds order-256
+    nodes 90% full (BULK_FILL), so the inserts that follow do not split every leaf they
+    reach; order 128 trees are still built full."""
+    for order, fill in ((256, BULK_FILL), (128, 1.0)):
+        store = new_store(order)
+        root = empty_root()
+        policy = FlushPolicy(10**9, 10**9, rebuild_messages=100)
+        bulk = {f"k{i:06d}": f"v{i}" for i in range(3000)}
+        root, _ = commit(store, root, bulk, 1, 10**9, policy)
+        root, _ = commit(store, root, {"zzz": "last"}, 2, 10**9, policy)
+        assert set(root.buffer) == {"zzz"}  # the bulk load was merged below the root
+        check_tree(store, root, order=order, budget=10**9, version=2)
+        leaves = _levels(store, root)[-1]
+        assert leaves[:-2] == [math.floor((order - 1) * fill)] * (len(leaves) - 2)
+        fresh = NodeStore(store.storage, order)  # decodes every node from its file
+        assert dict(scan(fresh, root)) == {**bulk, "zzz": "last"}
+        assert _levels(fresh, root)[-1] == leaves
+        assert TreeWriter(store, order, 10**9, 3).bulk_fill == fill

@@ -160,6 +160,7 @@ def _commit(store, root, changes, version, budget, policy) -> Node:
     root_cap=st.sampled_from([0, 100, 100_000]),
     node_cap=st.sampled_from([50, 300, 100_000]),
     bulk=st.sampled_from([0, 40, 400]),
+    fill=st.sampled_from([1.0, 0.9, 0.6]),
     seed=st.integers(0, 2**32 - 1),
 )
 def test_random_workloads_keep_every_invariant(
@@ -168,10 +169,11 @@ def test_random_workloads_keep_every_invariant(
     root_cap: int,
     node_cap: int,
     bulk: int,
+    fill: float,
     seed: int,
 ) -> None:
     """Creates, deletes and re-creates over a small key domain (so keys come back),
-    from an empty tree or a full bulk-built one (every node at order-1 keys)."""
+    from an empty tree or a bulk-built one (nodes full or at a lower fill)."""
     rng = random.Random(seed)
     store = new_store(order)
     policy = FlushPolicy(root_buffer_bytes=root_cap, node_buffer_bytes=node_cap)
@@ -180,7 +182,7 @@ def test_random_workloads_keep_every_invariant(
     def emit(node: Node) -> str:
         return committed(store, node)
 
-    root = build_tree(sorted(model.items()), order, emit)
+    root = build_tree(sorted(model.items()), order, emit, fill)
     root.system = {"created_at_millis": "0", "lakehouse_def": "ldef"}
     history = [(root, dict(model))]
     domain = max(60, 3 * bulk)

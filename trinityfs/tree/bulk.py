@@ -29,16 +29,19 @@ class BottomUpBuilder:
 
     `emit(node)` writes one finished non-root node and returns its location (or returns
     the node itself, to be written with the commit's other new nodes). Nodes are
-    filled to order-1 keys (a bulk-loaded tree is as shallow as it can be), the last
-    two of each level evened out so neither is undersized.
+    filled to `fill` of order-1 keys (1.0: a bulk-loaded tree is as shallow as it can
+    be; below 1.0 leaves room for inserts before the first splits), never below the
+    minimum fill; the last two of each level are evened out so neither is undersized.
     """
 
-    def __init__(self, order: int, emit: Callable[[Node], str | Node]):
+    def __init__(self, order: int, emit: Callable[[Node], str | Node], fill: float = 1.0):
         if order < 3:
             raise ValueError("tree order must be at least 3")
+        if not 0.0 < fill <= 1.0:
+            raise ValueError(f"bulk fill must be in (0, 1], got {fill!r}")
         self.max_keys = order - 1
         self.min_keys = math.ceil(order / 2) - 1
-        self.fill = self.max_keys
+        self.fill = max(self.min_keys, 1, math.floor(self.max_keys * fill))
         self.emit = emit
         self.levels: list[_Level] = [_Level(leaf=True)]
         self.count = 0
@@ -106,10 +109,13 @@ class BottomUpBuilder:
 
 
 def build_tree(
-    pairs: Iterable[tuple[str, str]], order: int, emit: Callable[[Node], str | Node]
+    pairs: Iterable[tuple[str, str]],
+    order: int,
+    emit: Callable[[Node], str | Node],
+    fill: float = 1.0,
 ) -> Node:
     """The root of a tree holding `pairs` (sorted, unique keys); see BottomUpBuilder."""
-    builder = BottomUpBuilder(order, emit)
+    builder = BottomUpBuilder(order, emit, fill)
     for key, value in pairs:
         builder.add(key, value)
     return builder.finish()

@@ -28,6 +28,9 @@ SELF = -1  # group of messages addressed to a node's own keys
 #: the smallest order whose trees a writer rebalances B*-style unless told otherwise:
 #: measured to help at 1M tables with order 256 and to cost at 10k-100k with order 128
 REDISTRIBUTE_MIN_ORDER = 256
+#: the node fill of a bottom-up rebuild of such trees: room for ~11% more keys in every
+#: node before the first split (a full bulk-built tree splits every node it touches)
+BULK_FILL = 0.9
 
 
 class TreeWriter:
@@ -40,6 +43,11 @@ class TreeWriter:
     #: through the parent's separator (a rotation) instead of splitting. None: on for
     #: trees of order >= REDISTRIBUTE_MIN_ORDER (docs/FORMAT-CHOICES.md, "Steady state")
     redistribute: bool | None = None
+    #: how full the bottom-up rebuild (the commit after a bulk load, or of a root
+    #: holding more than `rebuild_messages` older messages) fills nodes: a fraction of
+    #: order-1 keys. None: BULK_FILL for trees of order >= REDISTRIBUTE_MIN_ORDER, else
+    #: full nodes (docs/FORMAT-CHOICES.md, "Node size and flush policy")
+    bulk_fill: float | None = None
 
     def __init__(
         self,
@@ -67,6 +75,8 @@ class TreeWriter:
         self.min_keys = math.ceil(order / 2) - 1
         if self.redistribute is None:
             self.redistribute = order >= REDISTRIBUTE_MIN_ORDER
+        if self.bulk_fill is None:
+            self.bulk_fill = BULK_FILL if order >= REDISTRIBUTE_MIN_ORDER else 1.0
 
     # -- entry points ---------------------------------------------------------------
 
@@ -139,7 +149,7 @@ class TreeWriter:
         """The tree below `root` with the sorted `older` messages applied, built
         bottom-up (each node emitted as it is cut), under a root holding `newer`."""
         below = Node(keys=root.keys, values=root.values, children=root.children)
-        builder = BottomUpBuilder(self.order, self.emit)
+        builder = BottomUpBuilder(self.order, self.emit, self.bulk_fill)
         for key, value in _overlay(scan(self.store, below), older):
             builder.add(key, value)
         new_root = builder.finish()
