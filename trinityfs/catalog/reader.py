@@ -96,8 +96,9 @@ class CatalogReader:
     def namespace_exists(self, namespace: str) -> bool:
         return self._view.get(self.keys.namespace_key(namespace)) is not None
 
-    def _namespace_location(self, namespace: str) -> str:
-        location = self._view.get(self.keys.namespace_key(namespace))
+    def _namespace_location(self, namespace: str, key: str | None = None) -> str:
+        """The namespace's definition location (`key`: its key, when the caller has it)."""
+        location = self._view.get(self.keys.namespace_key(namespace) if key is None else key)
         if location is None:
             raise NamespaceNotFoundError(
                 f"namespace {namespace!r} does not exist at version {self.version}"

@@ -104,14 +104,25 @@ class CatalogTransaction(CatalogReader):
         location = new_definition_location(kind, namespace, name, data)
         self.txn.put(key, location, data, reapply)
 
-    def _claim_name(self, kind: Kind, namespace: str, name: str) -> None:
-        """Refuse a taken name, and conflict if a concurrent commit takes it as the other kind."""
-        existing = self.object_kind(namespace, name)
-        if existing is not None:
-            raise AlreadyExistsError(f"{existing} {namespace}.{name} already exists")
+    def _claim_name(
+        self, kind: Kind, namespace: str, name: str, keys: dict[Kind, str] | None = None
+    ) -> None:
+        """Refuse a taken name, and conflict if a concurrent commit takes it as the other kind.
+
+        `keys`: the object keys of `namespace.name` for each kind, when the caller has them.
+        """
+        if keys is None:
+            keys = self._object_keys(namespace, name)
+        for existing in OBJECT_KINDS:
+            if self._view.get(keys[existing]) is not None:
+                raise AlreadyExistsError(f"{existing} {namespace}.{name} already exists")
         for other in OBJECT_KINDS:
             if other != kind:
-                self.txn.require_unchanged(self.keys.object_key(other, namespace, name))
+                self.txn.require_unchanged(keys[other])
+
+    def _object_keys(self, namespace: str, name: str) -> dict[Kind, str]:
+        """The key of `namespace.name` as each object kind, both names validated once."""
+        return {kind: self.keys.object_key(kind, namespace, name) for kind in OBJECT_KINDS}
 
     def _check_new_name(self, kind: Kind, namespace: str, name: str | None) -> None:
         """The creation policy of trinityfs.catalog.names (reserved and non-NFC names)."""
@@ -127,8 +138,8 @@ class CatalogTransaction(CatalogReader):
         check_new_name(kind, namespace if name is None else name, exists)
 
     def _require_namespace(self, namespace: str) -> str:
-        self._namespace_location(namespace)
         key = self.keys.namespace_key(namespace)
+        self._namespace_location(namespace, key)
         self.txn.require_exists(key)
         return key
 
@@ -200,10 +211,11 @@ class CatalogTransaction(CatalogReader):
     def create(self, kind: Kind, namespace: str, name: str, definition: Definition = None) -> None:
         self._valid(kind, name)
         self._require_namespace(namespace)
-        self._claim_name(kind, namespace, name)
+        keys = self._object_keys(namespace, name)  # computed once for the checks and the write
+        self._claim_name(kind, namespace, name, keys)
         self._check_new_name(kind, namespace, name)
         msg = as_definition(kind, definition)
-        self._store(kind, self.keys.object_key(kind, namespace, name), namespace, name, msg)
+        self._store(kind, keys[kind], namespace, name, msg)
 
     def replace(self, kind: Kind, namespace: str, name: str, definition: Definition) -> None:
         old = self.describe(kind, namespace, name)
