@@ -90,6 +90,34 @@ def test_a_nested_location_is_opened_without_walking_its_directories(tmp_path, m
     assert [p for p in counting.opened if not p.startswith(local.TEMP_PREFIX)] == []
 
 
+@needs_openat2
+def test_new_directories_are_made_from_the_deepest_existing_one(tmp_path, monkeypatch):
+    """(new) A write into a new directory below existing ones opens none of those."""
+    backend = LocalBackend(str(tmp_path / "lake"), fsync=True)
+    backend.write("a/b/c/f", b"x")
+    counting = _CountingOs()
+    monkeypatch.setattr(local, "os", counting)
+    backend.write_new_unsynced("a/b/d/e/g", b"y")
+    assert counting.opened == ["d", "d", "e", "e", "g"]  # missing, made, then opened
+    backend.sync(["a/b/d/e/g"])
+    assert (tmp_path / "lake/a/b/d/e/g").read_bytes() == b"y"
+
+
+def test_a_new_directory_below_a_planted_link_is_refused(tmp_path, resolve):
+    """Making a directory below a link (the link at any depth) is refused."""
+    root, outside = tmp_path / "lake", tmp_path / "outside"
+    outside.mkdir()
+    backend = LocalBackend(str(root), fsync=False)
+    backend.write("a/b/f", b"x")
+    os.symlink(outside, root / "a" / "l")
+    for loc in ("a/l/new/f", "a/l/f", "a/l/new/deeper/f"):
+        with pytest.raises(SymlinkInRootError, match="a/l under"):
+            backend.write(loc, b"x")
+        with pytest.raises(SymlinkInRootError, match="a/l under"):
+            backend.write_new_unsynced(loc, b"x")
+    assert _all_files(outside) == []
+
+
 @needs_proc
 def test_the_root_path_is_opened_once_per_backend_and_its_children(tmp_path, monkeypatch):
     """(new) Many operations, one open of the root's path (a child backend shares it)."""

@@ -31,7 +31,6 @@ import platform
 import stat
 import sys
 import threading
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as futures_wait
@@ -256,17 +255,31 @@ class LocalBackend(Backend):
             root = self._root_dir.fd()
         if not dirs:  # a description of its own (listings move its offset)
             return os.open(".", _DIR_FLAGS, dir_fd=root)
+        start = 0  # how many leading components the walk may skip
         if _OPENAT2.enabled:
             fd = _OPENAT2.open(root, "/".join(dirs), _DIR_FLAGS)
             if fd >= 0:
                 return fd
-        return self._walk(root, dirs, create=create, durable=durable)
+            # new directories: walk from the deepest one there
+            for start in range(len(dirs) - 1 if create else 0, 0, -1):
+                if not _OPENAT2.enabled:
+                    break
+                fd = _OPENAT2.open(root, "/".join(dirs[:start]), _DIR_FLAGS)
+                if fd >= 0:
+                    return self._walk(fd, dirs, start, create=create, durable=durable)
+            start = 0
+        return self._walk(
+            os.open(".", _DIR_FLAGS, dir_fd=root), dirs, start, create=create, durable=durable
+        )
 
-    def _walk(self, root: int, dirs: tuple[str, ...], *, create: bool, durable: bool) -> int:
-        """`_open_dir` one component at a time with O_NOFOLLOW (creating what is missing)."""
-        fd = os.open(".", _DIR_FLAGS, dir_fd=root)
+    def _walk(
+        self, fd: int, dirs: tuple[str, ...], start: int, *, create: bool, durable: bool
+    ) -> int:
+        """`_open_dir` one component at a time with O_NOFOLLOW (creating what is missing),
+        from `fd` (owned: closed here on failure), the descriptor of dirs[:start]."""
         try:
-            for i, name in enumerate(dirs):
+            for i in range(start, len(dirs)):
+                name = dirs[i]
                 try:
                     nxt = os.open(name, _DIR_FLAGS, dir_fd=fd)
                 except FileNotFoundError:
@@ -444,11 +457,12 @@ class LocalBackend(Backend):
                 0o666,
                 dir_fd=fd,
             )
-            with open(out, "wb", closefd=True) as f:
-                f.write(data)
+            try:
+                _write_all(out, data)
                 if self.fsync:
-                    f.flush()
                     _start_writeback(out)  # the device writes it while the root is built
+            finally:
+                os.close(out)
         finally:
             os.close(fd)
 
@@ -663,7 +677,7 @@ class LocalBackend(Backend):
     def _open_temp(self, dir_fd: int, data: bytes) -> tuple[str, int]:
         """(name, open descriptor) of a new temporary file in `dir_fd` holding `data`
         (written, not flushed)."""
-        tmp = TEMP_PREFIX + uuid.uuid4().hex
+        tmp = TEMP_PREFIX + os.urandom(16).hex()
         fd = os.open(
             tmp,
             os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC,
@@ -671,9 +685,7 @@ class LocalBackend(Backend):
             dir_fd=dir_fd,
         )
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            _write_all(fd, data)
         except BaseException:
             os.close(fd)
             _unlink_quietly(dir_fd, tmp)
@@ -738,6 +750,12 @@ def _plain_file(fd: int) -> bool:
     """A regular file with no other hard link (writing it changes nothing else)."""
     st = os.fstat(fd)
     return stat.S_ISREG(st.st_mode) and st.st_nlink == 1
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _unlink_quietly(dir_fd: int, name: str) -> None:
