@@ -27,6 +27,11 @@ import pytest
 
 from trinityfs.errors import SymlinkInRootError
 from trinityfs.storage import local
+
+try:  # (the old code had no such module)
+    from trinityfs.storage import dirfds
+except ImportError:
+    dirfds = None
 from trinityfs.storage.local import LocalBackend
 
 needs_proc = pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
@@ -126,6 +131,8 @@ def test_the_root_path_is_opened_once_per_backend_and_its_children(tmp_path, mon
     backend = LocalBackend(root, fsync=False)
     counting = _CountingOs()
     monkeypatch.setattr(local, "os", counting)
+    if dirfds is not None:  # where the root's descriptor is opened
+        monkeypatch.setattr(dirfds, "os", counting)
     for i in range(10):
         backend.write(f"d{i % 3}/f{i}", b"x")
         backend.read(f"d{i % 3}/f{i}")
@@ -387,7 +394,7 @@ def test_a_system_without_openat2_falls_back_to_the_walk(tmp_path, monkeypatch):
         ctypes.set_errno(errno.ENOSYS)
         return -1
 
-    fake = local._OpenAt2()
+    fake = dirfds.OpenAt2()
     monkeypatch.setattr(fake, "_syscall", refused)
     monkeypatch.setattr(local, "_OPENAT2", fake)
     backend = LocalBackend(str(tmp_path / "lake"), fsync=False)

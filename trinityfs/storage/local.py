@@ -17,7 +17,7 @@ a link at any component and any step out of the root, the same guarantee as the 
 checked afresh on every operation (no directory below the root is ever kept open). Any
 failure of that call (a missing directory to create, a link, no openat2) falls back to
 the walk, which creates what is missing and names the link in its error.
-The root's own descriptor is opened once per backend (see `_RootDir`).
+The root's own descriptor is opened once per backend (see `trinityfs.storage.dirfds.RootDir`).
 """
 
 from __future__ import annotations
@@ -27,9 +27,7 @@ import ctypes
 import errno
 import fcntl
 import os
-import platform
 import stat
-import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -38,6 +36,7 @@ from concurrent.futures import wait as futures_wait
 from trinityfs.errors import SymlinkInRootError, UnsupportedStorageError
 
 from .base import TEMP_PREFIX, Backend, FileEntry
+from .dirfds import CLOEXEC, DIR_FLAGS, OPENAT2, RootDir
 
 # os.link failing with these means the filesystem has no hard links.
 _NO_LINK_ERRNOS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.ENOSYS}
@@ -45,144 +44,9 @@ _NO_LINK_ERRNOS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, er
 # Above this many files a batch is made durable by one sync() instead of an fsync each.
 SYNC_EACH_MAX_FILES = 64
 
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
-_ROOT_FLAGS = os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC  # the root itself may be a link
-
-
-class _OpenHow(ctypes.Structure):
-    """struct open_how of openat2(2)."""
-
-    _fields_ = (("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64))
-
-
-_RESOLVE_NO_MAGICLINKS = 0x02
-_RESOLVE_NO_SYMLINKS = 0x04
-_RESOLVE_BENEATH = 0x08
-_RESOLVE_SAFE = _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS
-# openat2 has number 437 on every architecture whose table has it (the common
-# numbering of system calls added since Linux 5.1); elsewhere the walk is used.
-_OPENAT2_MACHINES = {"x86_64", "amd64", "aarch64", "arm64", "riscv64", "ppc64le", "s390x"}
-# errors that mean "no openat2 here" (old kernel, seccomp filter, struct too new)
-_OPENAT2_UNSUPPORTED = {errno.ENOSYS, errno.EPERM, errno.EINVAL, errno.E2BIG}
-
-
-class _OpenAt2:
-    """openat2(2) through the C library's syscall(), or unavailable (`enabled` False).
-
-    `open` returns a new descriptor, or -1 on any failure: callers then walk the path
-    one component at a time, which gives the same result or the right error."""
-
-    def __init__(self) -> None:
-        self.enabled = False
-        self._hows: dict[int, _OpenHow] = {}
-        if not sys.platform.startswith("linux") or platform.machine().lower() not in (
-            _OPENAT2_MACHINES
-        ):
-            return
-        try:
-            syscall = ctypes.CDLL(None, use_errno=True).syscall
-        except (OSError, AttributeError):
-            return
-        syscall.restype = ctypes.c_long
-        syscall.argtypes = (
-            ctypes.c_long,
-            ctypes.c_int,
-            ctypes.c_char_p,
-            ctypes.c_void_p,
-            ctypes.c_size_t,
-        )
-        self._syscall = syscall
-        self.enabled = True
-
-    def open(self, dir_fd: int, path: str, flags: int) -> int:
-        how = self._hows.get(flags)
-        if how is None:  # at most a few flag sets: built once each, then only read
-            how = self._hows.setdefault(flags, _OpenHow(flags, 0, _RESOLVE_SAFE))
-        fd = self._syscall(437, dir_fd, os.fsencode(path), ctypes.byref(how), ctypes.sizeof(how))
-        if fd < 0 and ctypes.get_errno() in _OPENAT2_UNSUPPORTED:
-            self.enabled = False  # never again in this process: the walk works everywhere
-        return fd
-
-
-_OPENAT2 = _OpenAt2()
-
-
-class _RootDir:
-    """The descriptor of a backend's root directory, opened once and shared with its
-    `child` backends (each operation used to open the root's path again).
-
-    Before each use the descriptor is checked with one fstat: a root directory removed
-    since (a new one made at the same path: the next operation opens that) or a
-    descriptor number closed behind our back and reused by another file (then it is not
-    ours to close) is replaced by opening the path again. A replaced descriptor of ours
-    is closed only after a few more replacements (another thread may still be using it),
-    the others with the backend (`close`, or when it is garbage collected). Following a
-    root that is *renamed* (not removed) is what an open file does too: operations go on
-    in the directory that was opened.
-    """
-
-    _KEEP_RETIRED = 4
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._fd = -1
-        self._identity: tuple[int, int] = (0, 0)
-        self._retired: list[int] = []
-        self._lock = threading.Lock()
-
-    def fd(self) -> int:
-        """The open root descriptor (FileNotFoundError when the root does not exist)."""
-        fd = self._fd
-        if fd >= 0 and self._still_ours(fd):
-            return fd
-        with self._lock:
-            if self._fd == fd:  # no other thread replaced it meanwhile
-                if fd >= 0:
-                    self._retire(fd)
-                new = os.open(self.path, _ROOT_FLAGS)
-                try:
-                    st = os.fstat(new)
-                except BaseException:
-                    os.close(new)
-                    raise
-                self._identity = (st.st_dev, st.st_ino)
-                self._fd = new
-            return self._fd
-
-    def _still_ours(self, fd: int) -> bool:
-        try:
-            st = os.fstat(fd)
-        except OSError:
-            return False
-        return (st.st_dev, st.st_ino) == self._identity and st.st_nlink > 0
-
-    def _retire(self, fd: int) -> None:
-        """Stop using `fd`: keep it open a while if it is still our directory (removed)."""
-        self._fd = -1
-        try:
-            st = os.fstat(fd)
-        except OSError:
-            return  # closed behind our back: the number is not ours
-        if (st.st_dev, st.st_ino) != self._identity:
-            return  # reused by another file: not ours to close
-        self._retired.append(fd)
-        while len(self._retired) > self._KEEP_RETIRED:
-            os.close(self._retired.pop(0))
-
-    def close(self) -> None:
-        """Close every descriptor (the next operation opens the root again)."""
-        with self._lock:
-            fds = [self._fd, *self._retired] if self._fd >= 0 else list(self._retired)
-            self._fd = -1
-            self._retired = []
-        for fd in fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-    def __del__(self) -> None:
-        with contextlib.suppress(Exception):
-            self.close()
+_CLOEXEC = CLOEXEC
+_DIR_FLAGS = DIR_FLAGS
+_OPENAT2 = OPENAT2  # module-level so that tests can replace it
 
 
 class LocalBackend(Backend):
@@ -205,14 +69,14 @@ class LocalBackend(Backend):
         *,
         fsync: bool = True,
         base: tuple[str, ...] = (),
-        _root_dir: _RootDir | None = None,
+        _root_dir: RootDir | None = None,
     ) -> None:
         self.root = os.path.abspath(root)
         self.base = base
         self.fsync = fsync
         self._lock = threading.Lock()
         self._unsynced_dirs: set[tuple[str, ...]] = set()  # parents of new directories
-        self._root_dir = _root_dir if _root_dir is not None else _RootDir(self.root)
+        self._root_dir = _root_dir if _root_dir is not None else RootDir(self.root)
 
     def child(self, prefix: str) -> LocalBackend:
         """The backend of directory `prefix` below this one (still never following links)."""
