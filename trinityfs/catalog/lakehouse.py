@@ -41,7 +41,12 @@ from trinityfs.format.definitions import (
     parse_isolation_level,
     validate_lakehouse_def,
 )
-from trinityfs.format.keys import KEY_LAKEHOUSE_DEF, KeyCodec
+from trinityfs.format.keys import (
+    KEY_CREATED_AT_MILLIS,
+    KEY_LAKEHOUSE_DEF,
+    KEY_ROLLBACK_FROM_ROOT,
+    KeyCodec,
+)
 from trinityfs.format.paths import new_lakehouse_def_location, parse_root_node_file
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.lifecycle import (
@@ -373,10 +378,10 @@ class Lakehouse(FrontEndPrimitives):
 
     def version_info(self, version: int) -> VersionInfo:
         root = self.engine.roots.load(version)
-        rollback = root.system.get("rollback_from_root")
+        rollback = root.system.get(KEY_ROLLBACK_FROM_ROOT)
         return VersionInfo(
             version,
-            int(root.system.get("created_at_millis", "0")),
+            int(root.system.get(KEY_CREATED_AT_MILLIS, "0")),
             None if rollback is None else parse_root_node_file(rollback),
         )
 

@@ -117,6 +117,7 @@ from trinityfs.format.definitions import (
     PROP_VERSION_MAX_AGE_MILLIS,
     PROP_VERSION_MIN_TO_KEEP,
 )
+from trinityfs.format.keys import KEY_CREATED_AT_MILLIS
 from trinityfs.format.paths import OLDEST_VERSION, parse_root_node_file
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.lifecycle.gc import (
@@ -462,7 +463,7 @@ def _oldest_to_keep(
     def created(version: int) -> int:
         if version not in cache:
             root = engine.roots.load(version)
-            cache[version] = int(root.system.get("created_at_millis", "0"))
+            cache[version] = int(root.system.get(KEY_CREATED_AT_MILLIS, "0"))
         return cache[version]
 
     by_count = max(latest - policy.min_versions + 1, 0)

@@ -59,7 +59,7 @@ from trinityfs.format.definitions import (
     encode_definition,
     validate_lakehouse_def,
 )
-from trinityfs.format.keys import KEY_LAKEHOUSE_DEF, KEY_PREVIOUS_ROOT
+from trinityfs.format.keys import KEY_CREATED_AT_MILLIS, KEY_LAKEHOUSE_DEF, KEY_PREVIOUS_ROOT
 from trinityfs.format.nodefile import NodeFile, decode_node, encode_node
 from trinityfs.format.paths import (
     LATEST_HINT,
@@ -197,7 +197,7 @@ def list_exports(engine: Engine) -> list[ExportInfo]:
             storage, root_name = export_storage(engine.storage, location)
             nf = decode_node(storage.read_immutable(root_name), None, root_name)
             info.version = export_root_version(root_name, nf)
-            info.created_at_millis = int(nf.system.get("created_at_millis", "0"))
+            info.created_at_millis = int(nf.system.get(KEY_CREATED_AT_MILLIS, "0"))
         except Exception as exc:  # listing reports a broken export instead of failing
             info.problem = f"{type(exc).__name__}: {exc}"
         out.append(info)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from trinityfs.format.keys import KEY_CREATED_AT_MILLIS
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.tree import Node, NodeStore, lookup, scan
 from trinityfs.tree.reader import prefix_range, prefix_upper_bound, scan_list
@@ -22,7 +23,7 @@ class Snapshot:
 
     @property
     def created_at_millis(self) -> int:
-        return int(self.root.system.get("created_at_millis", "0"))
+        return int(self.root.system.get(KEY_CREATED_AT_MILLIS, "0"))
 
     def get(self, key: str) -> str | None:
         """The definition location stored under `key`, or None."""
