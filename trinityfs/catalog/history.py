@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from trinityfs.catalog.model import OBJECT_KINDS, Kind
+from trinityfs.catalog.model import Kind
 from trinityfs.errors import NamespaceNotFoundError, ObjectNotFoundError, VersionNotFoundError
 from trinityfs.format.definitions import decode_definition
 from trinityfs.format.keys import KeyCodec
@@ -90,8 +90,7 @@ class History:
                     f"namespace {namespace!r} does not exist at version {at}"
                 )
             return "namespace", key, location
-        for kind in OBJECT_KINDS:
-            key = keys.object_key(kind, namespace, name)
+        for kind, key in keys.object_keys(namespace, name).items():
             location = self._source.location_at(at, key)
             if location is not None:
                 return kind, key, location

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from trinityfs.catalog import content as content_mod
 from trinityfs.catalog.content import Content
-from trinityfs.catalog.model import OBJECT_KINDS, Kind, ObjectRef, VersionInfo
+from trinityfs.catalog.model import Kind, ObjectRef, VersionInfo
 from trinityfs.catalog.primitives import SelectorEntry
 from trinityfs.catalog.reader import CatalogReader, paged
 from trinityfs.catalog.selector import LATEST, Selection
@@ -181,11 +181,7 @@ class PathModel:
     def locate(place: Place) -> tuple[Kind, str] | None:
         """(kind, definition location) of the table or view at `place`, or None."""
         assert place.namespace is not None and place.name is not None
-        for kind in OBJECT_KINDS:
-            location = place.reader.object_location(kind, place.namespace, place.name)
-            if location is not None:
-                return kind, location
-        return None
+        return place.reader.locate(place.namespace, place.name)
 
     def exists(self, place: Place) -> Literal["directory", "file"] | None:
         """'directory', 'file' or None by key lookups only (no definition read)."""

@@ -128,12 +128,18 @@ class CatalogReader:
         key = self.keys.object_key(kind, namespace, name)  # validates both names
         return self._view.get(key)
 
+    def locate(self, namespace: str, name: str) -> tuple[Kind, str] | None:
+        """(kind, definition location) of the table or view `namespace.name`, or None."""
+        for kind, key in self.keys.object_keys(namespace, name).items():
+            location = self._view.get(key)
+            if location is not None:
+                return kind, location  # type: ignore[return-value]
+        return None
+
     def object_kind(self, namespace: str, name: str) -> Kind | None:
         """'table' or 'view' when `namespace.name` exists, else None."""
-        for kind in OBJECT_KINDS:
-            if self.object_location(kind, namespace, name) is not None:
-                return kind
-        return None
+        found = self.locate(namespace, name)
+        return None if found is None else found[0]
 
     def describe(self, kind: Kind, namespace: str, name: str) -> Message:
         location = self.object_location(kind, namespace, name)

@@ -105,24 +105,20 @@ class CatalogTransaction(CatalogReader):
         self.txn.put(key, location, data, reapply)
 
     def _claim_name(
-        self, kind: Kind, namespace: str, name: str, keys: dict[Kind, str] | None = None
+        self, kind: Kind, namespace: str, name: str, keys: dict[str, str] | None = None
     ) -> None:
         """Refuse a taken name, and conflict if a concurrent commit takes it as the other kind.
 
         `keys`: the object keys of `namespace.name` for each kind, when the caller has them.
         """
         if keys is None:
-            keys = self._object_keys(namespace, name)
-        for existing in OBJECT_KINDS:
-            if self._view.get(keys[existing]) is not None:
+            keys = self.keys.object_keys(namespace, name)
+        for existing, key in keys.items():
+            if self._view.get(key) is not None:
                 raise AlreadyExistsError(f"{existing} {namespace}.{name} already exists")
-        for other in OBJECT_KINDS:
+        for other, key in keys.items():
             if other != kind:
-                self.txn.require_unchanged(keys[other])
-
-    def _object_keys(self, namespace: str, name: str) -> dict[Kind, str]:
-        """The key of `namespace.name` as each object kind, both names validated once."""
-        return {kind: self.keys.object_key(kind, namespace, name) for kind in OBJECT_KINDS}
+                self.txn.require_unchanged(key)
 
     def _check_new_name(self, kind: Kind, namespace: str, name: str | None) -> None:
         """The creation policy of trinityfs.catalog.names (reserved and non-NFC names)."""
@@ -211,7 +207,7 @@ class CatalogTransaction(CatalogReader):
     def create(self, kind: Kind, namespace: str, name: str, definition: Definition = None) -> None:
         self._valid(kind, name)
         self._require_namespace(namespace)
-        keys = self._object_keys(namespace, name)  # computed once for the checks and the write
+        keys = self.keys.object_keys(namespace, name)  # once for the checks and the write
         self._claim_name(kind, namespace, name, keys)
         self._check_new_name(kind, namespace, name)
         msg = as_definition(kind, definition)
@@ -306,8 +302,7 @@ class CatalogTransaction(CatalogReader):
     def _check_base(self, namespace: str, name: str, base_version: int) -> None:
         """ObjectChangedError unless `namespace.name` is as it was at `base_version`."""
         base = self.txn.engine.snapshot(base_version)
-        for kind in OBJECT_KINDS:
-            key = self.keys.object_key(kind, namespace, name)
+        for kind, key in self.keys.object_keys(namespace, name).items():
             then, now = base.get(key), self._view.get(key)
             if then != now:
                 state = "created" if then is None else ("dropped" if now is None else "replaced")

@@ -152,6 +152,24 @@ class KeyCodec:
         """Key of a namespace (name None), table or view."""
         return self.encode(ObjectKey(kind, namespace, name))
 
+    def object_keys(self, namespace: str, name: str) -> dict[str, str]:
+        """The key of `namespace.name` as each object kind ("table", "view") it can be.
+
+        Table and view names may have different maxima: a name longer than one kind's
+        maximum can only be the other kind, so that kind is left out instead of making
+        every lookup of the name fail. InvalidNameError when it can be neither.
+        """
+        keys: dict[str, str] = {}
+        refusal: InvalidNameError | None = None
+        for kind in ("table", "view"):
+            try:
+                keys[kind] = self.object_key(kind, namespace, name)
+            except InvalidNameError as exc:
+                refusal = refusal or exc
+        if refusal is not None and not keys:
+            raise refusal
+        return keys
+
     def encode(self, key: ObjectKey) -> str:
         if not isinstance(key, ObjectKey):
             raise InvalidArgumentError(f"expected an ObjectKey, got {key!r}")
