@@ -10,15 +10,14 @@ nodes; `count_rotations` lets the suite check that they really do.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 
 import workload
 
 from trinityfs import Lakehouse
 from trinityfs.format.definitions import MIN_ORDER
-from trinityfs.storage import Storage
 from trinityfs.tree import writer
 
 STORAGE_OPTIONS = workload.STORAGE_OPTIONS
@@ -67,7 +66,7 @@ def count_rotations() -> Iterator[list[bool]]:
         writer.TreeWriter._rotate = original  # type: ignore[method-assign]
 
 
-def _apply(lake: Lakehouse, op: str) -> None:
+def _apply(lake: Lakehouse, *, op: str) -> None:
     name = f"t{op[1:]}"
     if op[0] == "-":
         lake.drop_table("a", name)
@@ -79,24 +78,17 @@ def setup(lake: Lakehouse) -> int:
     with rotations_on():
         lake.create_namespace("a")
         for op in SETUP_OPS:
-            _apply(lake, op)
+            _apply(lake, op=op)
     return lake.latest_version()
 
 
 def run_steps(lake: Lakehouse, ack_path: str | None = None) -> None:
-    """One commit per step; after each acknowledged one append its index to `ack_path`."""
-    fd = None if ack_path is None else os.open(ack_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    """One commit per step, rotations on; acknowledged steps go to `ack_path` as in
+    `workload.run_steps`."""
     with rotations_on():
-        for i, op in enumerate(STEPS):
-            _apply(lake, op)
-            if fd is not None:
-                os.write(fd, f"{i}\n".encode())
+        workload.run_steps(lake, ack_path, [(op, partial(_apply, op=op)) for op in STEPS])
 
 
 def crash_child(url: str, kind: str, at: int, ack_path: str) -> None:
     """Entry point of a crash run: the steps with SIGKILL at counted operation `at`."""
-    from faults import Plan, inject
-
-    storage = Storage(url, STORAGE_OPTIONS)
-    inject(storage, Plan(kind=kind, at=at))
-    run_steps(Lakehouse(storage), ack_path)
+    workload.crash_child(url, kind, at, ack_path, run=run_steps)

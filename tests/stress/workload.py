@@ -7,7 +7,7 @@ step i (0-based) of a run that started at version B makes version B + i + 1.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from trinityfs import Lakehouse
@@ -76,22 +76,32 @@ STEPS: list[tuple[str, Callable[[Lakehouse], Any]]] = [
 ]
 
 
-def run_steps(lake: Lakehouse, ack_path: str | None = None) -> None:
+Steps = Sequence[tuple[str, Callable[[Lakehouse], Any]]]
+
+
+def run_steps(lake: Lakehouse, ack_path: str | None = None, steps: Steps = STEPS) -> None:
     """Run every step; after each acknowledged commit append its index to `ack_path`."""
     fd = None if ack_path is None else os.open(ack_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-    for i, (_name, step) in enumerate(STEPS):
+    for i, (_name, step) in enumerate(steps):
         step(lake)
         if fd is not None:
             os.write(fd, f"{i}\n".encode())
 
 
-def crash_child(url: str, kind: str, at: int, ack_path: str) -> None:
-    """Entry point of a crash run: the workload with SIGKILL at counted operation `at`."""
+def crash_child(
+    url: str,
+    kind: str,
+    at: int,
+    ack_path: str,
+    run: Callable[[Lakehouse, str], None] = run_steps,
+) -> None:
+    """Entry point of a crash run: `run` (this workload's steps by default) with SIGKILL
+    at counted operation `at`."""
     from faults import Plan, inject
 
     storage = Storage(url, STORAGE_OPTIONS)
     inject(storage, Plan(kind=kind, at=at))
-    run_steps(Lakehouse(storage), ack_path)
+    run(Lakehouse(storage), ack_path)
 
 
 def create_child(url: str, kind: str, at: int, ack_path: str) -> None:
