@@ -25,7 +25,7 @@ import pytest
 import trinityfs.txn.roots as roots
 from trinityfs import Lakehouse
 from trinityfs.format.nodefile import BufferColumns, NodeFile
-from trinityfs.tree import Node, TreeWriter
+from trinityfs.tree import Node, TreeWriter, columns
 from trinityfs.tree.budget import FlushPolicy, MessageBuffer
 from trinityfs.tree.columns import ColumnBuffer
 
@@ -74,6 +74,27 @@ def test_column_buffer_answers_every_read_like_a_message_buffer():
     assert buffer.between("k02990", None)[-1] == ("k02999", "v/2999.binpb")
     with pytest.raises(KeyError):
         buffer["nope"]
+
+
+@pytest.mark.parametrize("sample", [3, 4, 64])
+@pytest.mark.parametrize("key_type", [pa.string(), pa.large_string()])
+def test_column_buffer_finds_non_ascii_keys_in_a_sliced_column(key_type, sample, monkeypatch):
+    monkeypatch.setattr(columns, "SAMPLE", sample)  # small samples: many boundaries
+    # the key view compares UTF-8 bytes: their order must be the str order it replaces
+    names = ["a", "a\u00e9", "ab", "b", "\u00e9", "\u00e9\u00e9", "z", "\u4e2d", "\U0001f600"]
+    names = sorted(f"{n}{i:03d}" for n in names for i in range(40))
+    rows = [(k, f"v/{i}.binpb", 2) for i, k in enumerate(names)]
+    cols = _columns(rows)
+    keys = cols.keys.cast(key_type).slice(7, 300)  # a column that starts inside its buffers
+    buffer = ColumnBuffer.from_columns(keys, cols.values.slice(7, 300), cols.versions.slice(7, 300))
+    twin = MessageBuffer((k, (v, t)) for k, v, t in rows[7:307])
+    assert buffer is not None
+    for key in [*names, "", "a", "\u00e9", "\u00e9\u00e90", "\uffff", "\U0001f600999"]:
+        assert buffer.get(key) == twin.get(key), key
+        assert (key in buffer) == (key in twin)
+    for lo, hi in [(names[50], names[120]), ("", names[8]), (names[7], "\uffff"), ("b", "b")]:
+        expected = sorted((k, m[0]) for k, m in twin.items() if lo <= k < hi)
+        assert buffer.between(lo, hi) == expected, (lo, hi)
 
 
 def test_a_buffer_not_sorted_by_key_is_decoded_message_by_message():

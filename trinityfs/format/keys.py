@@ -92,6 +92,10 @@ class ObjectKey:
             )
 
 
+#: names whose object keys a KeyCodec remembers
+OBJECT_KEYS_MEMO = 4096
+
+
 class KeyCodec:
     """Encodes and decodes object keys for one set of name size limits (in bytes)."""
 
@@ -109,6 +113,8 @@ class KeyCodec:
         self.table_max = table_max
         self.view_max = view_max
         self._name_max = {"table": table_max, "view": view_max}
+        # (namespace, name) -> object_keys' answer: every path lookup asks it again
+        self._object_keys: dict[tuple[str, str], dict[str, str]] = {}
 
     @classmethod
     def from_lakehouse_def(cls, ldef: Any) -> KeyCodec:
@@ -158,7 +164,13 @@ class KeyCodec:
         Table and view names may have different maxima: a name longer than one kind's
         maximum can only be the other kind, so that kind is left out instead of making
         every lookup of the name fail. InvalidNameError when it can be neither.
+        Answers are remembered (up to OBJECT_KEYS_MEMO names; only for plain str).
         """
+        plain = type(namespace) is str and type(name) is str
+        if plain:
+            known = self._object_keys.get((namespace, name))
+            if known is not None:
+                return dict(known)
         keys: dict[str, str] = {}
         refusal: InvalidNameError | None = None
         for kind in ("table", "view"):
@@ -168,6 +180,10 @@ class KeyCodec:
                 refusal = refusal or exc
         if refusal is not None and not keys:
             raise refusal
+        if plain:
+            if len(self._object_keys) >= OBJECT_KEYS_MEMO:
+                self._object_keys.clear()  # a crude bound; hit rates stay high in practice
+            self._object_keys[namespace, name] = dict(keys)
         return keys
 
     def encode(self, key: ObjectKey) -> str:

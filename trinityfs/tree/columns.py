@@ -20,21 +20,45 @@ from trinityfs.tree.budget import ROW_OVERHEAD_BYTES, Message, MessageBuffer
 
 #: messages converted to Python at a time by a full pass
 SLICE = 1024
+#: every SAMPLE-th key is kept as Python bytes, so a lookup bisects in C first
+SAMPLE = 64
 
 
 class _KeyView:
-    """The sorted key column seen as a sequence of str (for `bisect`)."""
+    """The sorted key column seen as a sequence of UTF-8 `bytes`, for `bisect`.
 
-    __slots__ = ("_keys",)
+    Read straight from the column's offsets and data buffers: converting an Arrow scalar
+    per probe cost ~3 us, most of a warm lookup in a root a bulk load left. UTF-8 byte
+    order is code point order, so a search for `key.encode()` lands where a search for
+    `key` among the str keys would.
+    """
+
+    __slots__ = ("_data", "_offsets", "_sample")
 
     def __init__(self, keys: pa.Array):
-        self._keys = keys
+        if keys.null_count:
+            raise ValueError("a key column has no nulls")  # from_columns' input is verified
+        width = {pa.string(): "i", pa.large_string(): "q"}.get(keys.type)
+        if width is None:
+            keys = keys.cast(pa.large_string())
+            width = "q"
+        _validity, offsets, data = keys.buffers()
+        self._offsets = memoryview(offsets).cast(width)[keys.offset : keys.offset + len(keys) + 1]
+        self._data = memoryview(b"" if data is None else data)
+        self._sample = [self[i] for i in range(0, len(self), SAMPLE)]
+
+    def find(self, key: bytes, lo: int = 0) -> int:
+        """bisect_left(self, key, lo), narrowed by the sample first (~6 probes in Python
+        instead of ~20 for a million keys)."""
+        j = bisect_left(self._sample, key, lo // SAMPLE)
+        start = max(lo, (j - 1) * SAMPLE)
+        return bisect_left(self, key, start, min(len(self), j * SAMPLE))
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self._offsets) - 1
 
-    def __getitem__(self, i: int) -> str:
-        return self._keys[i].as_py()
+    def __getitem__(self, i: int) -> bytes:
+        return self._data[self._offsets[i] : self._offsets[i + 1]].tobytes()
 
 
 class ColumnBuffer(Mapping[str, Message]):
@@ -72,8 +96,9 @@ class ColumnBuffer(Mapping[str, Message]):
         return len(self._keys)
 
     def _find(self, key: str) -> int:
-        i = bisect_left(self._view, key)
-        return i if i < len(self._keys) and self._view[i] == key else -1
+        encoded = key.encode()
+        i = self._view.find(encoded)
+        return i if i < len(self._keys) and self._view[i] == encoded else -1
 
     def __getitem__(self, key: str) -> Message:
         i = self._find(key) if isinstance(key, str) else -1
@@ -114,8 +139,8 @@ class ColumnBuffer(Mapping[str, Message]):
 
     def between(self, lo: str, hi: str | None) -> list[tuple[str, str | None]]:
         """(key, value or None) with lo <= key < hi (hi None: unbounded), by key."""
-        start = bisect_left(self._view, lo)
-        stop = len(self._keys) if hi is None else bisect_left(self._view, hi, start)
+        start = self._view.find(lo.encode())
+        stop = len(self._keys) if hi is None else self._view.find(hi.encode(), start)
         return [(key, value) for key, value, _version in self.rows(start, stop)]
 
     def copy(self) -> MessageBuffer:
