@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import math
+import random
 import statistics
 import uuid
 from bisect import bisect_left
@@ -39,8 +41,13 @@ from trinityfs.format.nodefile import encode_node
 from trinityfs.format.paths import new_definition_location
 from trinityfs.storage import Storage
 from trinityfs.tree import Node, NodeStore, TreeWriter
-from trinityfs.tree.budget import FlushPolicy, new_lakehouse_options
+from trinityfs.tree.budget import (
+    DEFAULT_ROOT_BUFFER_BYTES,
+    FlushPolicy,
+    new_lakehouse_options,
+)
 from trinityfs.tree.bulk import BottomUpBuilder
+from trinityfs.tree.store import _new_nodes_bottom_up
 
 NAMESPACES = [f"ns{j:02d}" for j in range(10)]
 
@@ -55,10 +62,41 @@ def pair(codec: KeyCodec, i: int) -> tuple[str, str]:
     return codec.table_key(ns, name), new_definition_location("table", ns, name, name.encode())
 
 
+class LevelFillBuilder(BottomUpBuilder):
+    """A bottom-up builder with one fill per level (leaves first; the last repeats):
+    a bulk-built stand-in for a tree that random inserts have already split, e.g.
+    full leaves under half-full internal nodes, without running the commits."""
+
+    def __init__(self, order: int, emit, fills: list[float]) -> None:
+        super().__init__(order, emit, 1.0)
+        self.fills = [max(self.min_keys, 1, math.floor(self.max_keys * f)) for f in fills]
+
+    def _cut_ready(self, i: int) -> None:
+        self.fill = self.fills[min(i, len(self.fills) - 1)]
+        super()._cut_ready(i)
+
+
 def build_base(
-    store: NodeStore, codec: KeyCodec, order: int, n: int, compression, fill: float = 1.0
+    store: NodeStore,
+    codec: KeyCodec,
+    order: int,
+    n: int,
+    compression,
+    fill: float | list[float] = 1.0,
+    prefill: int = 0,
 ) -> Node:
+    """`prefill`: bytes (message estimate) of updates to random keys below it put in the
+    buffer of every node just above the leaves, as if commits had flushed there."""
+    rng = random.Random(0)
+
     def emit(node: Node) -> str:
+        if prefill and node.children is not None:
+            below = [store.resolve(c) for c in node.children]
+            if all(c.is_leaf for c in below):
+                while node.buffer.nbytes < prefill:
+                    leaf = rng.choice(below)
+                    j = rng.randrange(len(leaf.keys))
+                    node.buffer[leaf.keys[j]] = (leaf.values[j], 1)
         node.system = {"created_at_millis": "1"}
         location = f"node-{uuid.uuid4()}.arrow"
         data = encode_node(node.to_file(), order, compression=compression)
@@ -67,7 +105,11 @@ def build_base(
         store.remember(node)
         return location
 
-    builder = BottomUpBuilder(order, emit, fill)
+    builder = (
+        LevelFillBuilder(order, emit, fill)
+        if isinstance(fill, list)
+        else BottomUpBuilder(order, emit, fill)
+    )
     for key, value in sorted(pair(codec, i) for i in range(n)):
         builder.add(key, value)
     root = builder.finish()
@@ -150,7 +192,9 @@ class OrderRun:
         order: int,
         redistribute: bool = False,
         root_cap: int | None = None,
-        fill: float = 1.0,
+        fill: float | list[float] = 1.0,
+        prefill: int = 0,
+        root_cap_children: int = 0,
     ) -> None:
         self.redistribute = redistribute
         self.ldef = new_lakehouse_def(**new_lakehouse_options({"order": order}))
@@ -158,14 +202,19 @@ class OrderRun:
         self.storage = Storage(f"memory://sweep-order-{uuid.uuid4().hex}")
         self.store = NodeStore(self.storage, order, cached_nodes=1 << 21)
         self.codec = KeyCodec.from_lakehouse_def(self.ldef)
-        self.root = build_base(self.store, self.codec, order, n, self.compression, fill)
+        self.root = build_base(self.store, self.codec, order, n, self.compression, fill, prefill)
         root_bytes = len(encode_node(self.root.to_file(), order, compression=self.compression))
         self.build_bytes = self.storage.stats.snapshot()["bytes_written"] + root_bytes
         self.base_root_bytes = root_bytes
-        self.policy = FlushPolicy() if root_cap is None else FlushPolicy(root_buffer_bytes=root_cap)
+        self.policy = FlushPolicy(
+            root_buffer_bytes=DEFAULT_ROOT_BUFFER_BYTES if root_cap is None else root_cap,
+            root_cap_children=root_cap_children,
+        )
         self.budget = buffer_budget_bytes(self.ldef)
         self.sizes: list[int] = []
         self.root_sizes: list[int] = []
+        # per commit: (internal nodes, their bytes, leaves, their bytes) written
+        self.below: list[tuple[int, int, int, int]] = []
 
     def commit(self, version: int, key: str, value: str) -> None:
         order = self.ldef.order
@@ -173,11 +222,15 @@ class OrderRun:
         writer.redistribute = self.redistribute
         new_root = writer.commit(self.root, {key: value})
         new_root.system = dict(self.root.system)
+        new_nodes = _new_nodes_bottom_up(new_root)
         before = self.storage.stats.snapshot()["bytes_written"]
         self.store.write_new_nodes(
             new_root, created_at_millis=version, compression=self.compression
         )
         nodes_bytes = self.storage.stats.snapshot()["bytes_written"] - before
+        inner = [self.storage.size(x.location) for x in new_nodes if not x.is_leaf]
+        leaves = [self.storage.size(x.location) for x in new_nodes if x.is_leaf]
+        self.below.append((len(inner), sum(inner), len(leaves), sum(leaves)))
         root_bytes = len(encode_node(new_root.to_file(), order, compression=self.compression))
         self.sizes.append(nodes_bytes + root_bytes)
         self.root_sizes.append(root_bytes)
@@ -199,17 +252,27 @@ def run_orders(n: int, commits: int, orders: list[str], window: int) -> None:
     """`orders`: e.g. "128" (plain splits), "128r" for B*-style rebalancing
     (TreeWriter.redistribute: rotations into a neighbour with room, plain splits when
     both are full); "/CAP" for a root buffer cap other than the default ("256r/32768");
-    "@FILL" for a bulk-built tree whose nodes are FILL full ("256r@0.9"; default 1.0)."""
+    "/CAP:C" for a cap that grows as sqrt(root children / C) above C children
+    (FlushPolicy.root_cap_children); "@FILL" for a bulk-built tree whose nodes are FILL
+    full ("256r@0.9"; default 1.0), or one fill per level, leaves first, the last
+    repeated ("128@1.0:0.55"); "~BYTES" after the fill prefills the buffers above the
+    leaves ("128@1.0:0.55~40000")."""
     runs = {}
     for order in orders:
         spec, _, cap = order.partition("/")
+        cap, _, cap_children = cap.partition(":")
         spec, _, fill = spec.partition("@")
+        fill, _, prefill = fill.partition("~")
         r = OrderRun(
             n,
             int(spec.rstrip("r")),
             redistribute=spec.endswith("r"),
             root_cap=int(cap) if cap else None,
-            fill=float(fill) if fill else 1.0,
+            root_cap_children=int(cap_children or 0),
+            fill=(
+                [float(f) for f in fill.split(":")] if ":" in fill else float(fill) if fill else 1.0
+            ),
+            prefill=int(prefill or 0),
         )
         runs[order] = r
         print(
@@ -229,11 +292,17 @@ def run_orders(n: int, commits: int, orders: list[str], window: int) -> None:
         if (c + 1) % window == 0:
             for order, r in runs.items():
                 block, roots = r.sizes[-window:], r.root_sizes[-window:]
+                below = r.below[-window:]
+                inner_n, inner_b, leaf_n, leaf_b = (sum(x[j] for x in below) for j in range(4))
                 print(
                     f"  commits {c + 2 - window:>7,}-{c + 1:<7,} order {order:>10}: mean "
                     f"{statistics.mean(block) / 1000:6.1f} KB, max {max(block) / 1000:6.1f} KB, "
                     f"root mean {statistics.mean(roots) / 1000:5.1f} KB, root keys "
-                    f"{len(r.root.keys)}, cold nodes {r.cold_nodes(n)}",
+                    f"{len(r.root.keys)}, cold nodes {r.cold_nodes(n)}; per commit: "
+                    f"internal {inner_n / window:.3f} files {inner_b / window / 1000:.1f} KB "
+                    f"({inner_b / max(inner_n, 1) / 1000:.1f} KB each), leaves "
+                    f"{leaf_n / window:.3f} files {leaf_b / window / 1000:.1f} KB "
+                    f"({leaf_b / max(leaf_n, 1) / 1000:.1f} KB each)",
                     flush=True,
                 )
     print(f"== {n:,} tables, {commits:,} one-table commits, orders interleaved ==")

@@ -83,6 +83,40 @@ def test_policy_caps_never_exceed_the_format_budget() -> None:
         FlushPolicy(root_buffer_bytes=-1)
 
 
+def test_root_cap_grows_with_the_square_root_of_the_fan_out_when_asked() -> None:
+    fixed = FlushPolicy(root_buffer_bytes=16384)
+    assert fixed.root_cap(10**6, 500) == 16384  # off by default
+    scaled = FlushPolicy(root_buffer_bytes=16384, root_cap_children=24)
+    assert [scaled.root_cap(10**6, c) for c in (0, 10, 24, 96, 216)] == [
+        16384,
+        16384,
+        16384,
+        32768,
+        49152,
+    ]
+    assert scaled.root_cap(20000, 216) == 20000  # still bounded by the format's budget
+    with pytest.raises(ValueError):
+        FlushPolicy(root_cap_children=-1)
+
+
+def test_a_root_cap_scaled_by_fan_out_lets_a_wide_root_keep_more() -> None:
+    """The writer asks the policy with the root's fan-out: a root of many children holds
+    more messages before it flushes than with the fixed cap, and never more than its cap."""
+    store = new_store(4)
+    fixed = FlushPolicy(root_buffer_bytes=600, node_buffer_bytes=10**9)
+    scaled = FlushPolicy(root_buffer_bytes=600, node_buffer_bytes=10**9, root_cap_children=1)
+    largest = {}
+    for name, policy in (("fixed", fixed), ("scaled", scaled)):
+        root, largest[name] = empty_root(), 0
+        for v in range(300):
+            changes = {f"k{(v * 7919) % 1000:04d}": f"v{v}"}
+            root, _ = commit(store, root, changes, v + 2, 10**9, policy)
+            check_tree(store, root, order=4, budget=10**9, version=v + 2)
+            assert root.buffer.nbytes <= policy.root_cap(10**9, len(root.children or ()))
+            largest[name] = max(largest[name], root.buffer.nbytes)
+    assert largest["fixed"] <= 600 < largest["scaled"]
+
+
 @pytest.mark.parametrize(
     ("order", "budget", "root_cap", "node_cap", "rebuild"),
     [
@@ -244,11 +278,11 @@ def test_bottom_up_build_refuses_a_fill_outside_0_1(fill: float) -> None:
         BottomUpBuilder(8, lambda node: "x", fill)
 
 
-def test_rebuild_after_a_bulk_load_leaves_room_in_trees_of_order_256() -> None:
-    """The commit that merges a bulk load's messages into the tree builds order-256
-    nodes 90% full (BULK_FILL), so the inserts that follow do not split every leaf they
-    reach; order 128 trees are still built full."""
-    for order, fill in ((256, BULK_FILL), (128, 1.0)):
+def test_rebuild_after_a_bulk_load_leaves_room_in_trees_of_order_128_and_up() -> None:
+    """The commit that merges a bulk load's messages into the tree builds nodes of
+    order-128 (the default) and order-256 trees 90% full (BULK_FILL), so the inserts
+    that follow do not split every leaf they reach; smaller orders are still built full."""
+    for order, fill in ((256, BULK_FILL), (128, BULK_FILL), (127, 1.0), (64, 1.0)):
         store = new_store(order)
         root = empty_root()
         policy = FlushPolicy(10**9, 10**9, rebuild_messages=100)

@@ -3,6 +3,7 @@ size, and the writer's flush policy (how much each commit may leave in a buffer)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -131,13 +132,29 @@ class FlushPolicy:
     #: a root holding more older messages than this (a bulk load's) is merged with the
     #: tree below it and the tree rebuilt bottom-up instead of flushed group by group
     rebuild_messages: int = DEFAULT_REBUILD_MESSAGES
+    #: 0: the root cap is `root_buffer_bytes` whatever the root's fan-out. Else a root
+    #: with more children than this gets root_buffer_bytes * sqrt(children / this):
+    #: each root flush rewrites one child, and the more children share the buffer, the
+    #: fewer messages each flush moves (a larger buffer costs every commit its bytes)
+    root_cap_children: int = 0
 
     def __post_init__(self) -> None:
-        if min(self.root_buffer_bytes, self.node_buffer_bytes, self.rebuild_messages) < 0:
+        if (
+            min(
+                self.root_buffer_bytes,
+                self.node_buffer_bytes,
+                self.rebuild_messages,
+                self.root_cap_children,
+            )
+            < 0
+        ):
             raise ValueError("flush policy caps must be >= 0")
 
-    def root_cap(self, budget: int) -> int:
-        return min(budget, self.root_buffer_bytes)
+    def root_cap(self, budget: int, children: int = 0) -> int:
+        cap = self.root_buffer_bytes
+        if self.root_cap_children and children > self.root_cap_children:
+            cap = int(cap * math.sqrt(children / self.root_cap_children))
+        return min(budget, cap)
 
     def node_cap(self, budget: int) -> int:
         return min(budget, self.node_buffer_bytes)

@@ -28,9 +28,13 @@ SELF = -1  # group of messages addressed to a node's own keys
 #: the smallest order whose trees a writer rebalances B*-style unless told otherwise:
 #: measured to help at 1M tables with order 256 and to cost at 10k-100k with order 128
 REDISTRIBUTE_MIN_ORDER = 256
-#: the node fill of a bottom-up rebuild of such trees: room for ~11% more keys in every
-#: node before the first split (a full bulk-built tree splits every node it touches)
+#: the node fill of a bottom-up rebuild of trees of order >= BULK_FILL_MIN_ORDER: room
+#: for ~11% more keys in every node before the first split (a full bulk-built tree
+#: splits every node it touches, and its root ends up with twice the children)
 BULK_FILL = 0.9
+#: measured at 1M tables for orders 128 (the default) and 256; smaller trees keep full
+#: nodes (docs/FORMAT-CHOICES.md, "Node size and flush policy")
+BULK_FILL_MIN_ORDER = 128
 
 
 class TreeWriter:
@@ -45,7 +49,7 @@ class TreeWriter:
     redistribute: bool | None = None
     #: how full the bottom-up rebuild (the commit after a bulk load, or of a root
     #: holding more than `rebuild_messages` older messages) fills nodes: a fraction of
-    #: order-1 keys. None: BULK_FILL for trees of order >= REDISTRIBUTE_MIN_ORDER, else
+    #: order-1 keys. None: BULK_FILL for trees of order >= BULK_FILL_MIN_ORDER, else
     #: full nodes (docs/FORMAT-CHOICES.md, "Node size and flush policy")
     bulk_fill: float | None = None
 
@@ -76,7 +80,7 @@ class TreeWriter:
         if self.redistribute is None:
             self.redistribute = order >= REDISTRIBUTE_MIN_ORDER
         if self.bulk_fill is None:
-            self.bulk_fill = BULK_FILL if order >= REDISTRIBUTE_MIN_ORDER else 1.0
+            self.bulk_fill = BULK_FILL if order >= BULK_FILL_MIN_ORDER else 1.0
 
     # -- entry points ---------------------------------------------------------------
 
@@ -109,7 +113,7 @@ class TreeWriter:
                         del root.buffer[key]
                     self._apply_to_leaf(root, older)
                 else:
-                    self._flush(root, self._older, self.root_cap)
+                    self._flush(root, self._older, self._root_cap(root))
             if len(root.keys) > self.max_keys:
                 root = self._grow(root)
             elif not root.is_leaf and not root.keys:
@@ -161,9 +165,15 @@ class TreeWriter:
         return new_root
 
     def _root_over_budget(self, root: Node) -> bool:
-        if root.buffer.nbytes <= self.root_cap:
+        if root.buffer.nbytes <= self._root_cap(root):
             return False
         return any(self._older(m) for m in root.buffer.values())
+
+    def _root_cap(self, root: Node) -> int:
+        """The root's buffer cap, which may grow with the root's fan-out (FlushPolicy)."""
+        if root.children is None or not self.policy.root_cap_children:
+            return self.root_cap
+        return self.policy.root_cap(self.budget, len(root.children))
 
     def _grow(self, root: Node) -> Node:
         """Split an oversized root under a new root that keeps the whole buffer."""
