@@ -43,6 +43,7 @@ from trinityfs.storage import Storage
 from trinityfs.tree import Node, NodeStore, TreeWriter
 from trinityfs.tree.budget import (
     DEFAULT_ROOT_BUFFER_BYTES,
+    DEFAULT_ROOT_CAP_CHILDREN,
     FlushPolicy,
     new_lakehouse_options,
 )
@@ -194,7 +195,7 @@ class OrderRun:
         root_cap: int | None = None,
         fill: float | list[float] = 1.0,
         prefill: int = 0,
-        root_cap_children: int = 0,
+        root_cap_children: int | None = None,
     ) -> None:
         self.redistribute = redistribute
         self.ldef = new_lakehouse_def(**new_lakehouse_options({"order": order}))
@@ -208,7 +209,9 @@ class OrderRun:
         self.base_root_bytes = root_bytes
         self.policy = FlushPolicy(
             root_buffer_bytes=DEFAULT_ROOT_BUFFER_BYTES if root_cap is None else root_cap,
-            root_cap_children=root_cap_children,
+            root_cap_children=(
+                DEFAULT_ROOT_CAP_CHILDREN if root_cap_children is None else root_cap_children
+            ),
         )
         self.budget = buffer_budget_bytes(self.ldef)
         self.sizes: list[int] = []
@@ -253,10 +256,10 @@ def run_orders(n: int, commits: int, orders: list[str], window: int) -> None:
     (TreeWriter.redistribute: rotations into a neighbour with room, plain splits when
     both are full); "/CAP" for a root buffer cap other than the default ("256r/32768");
     "/CAP:C" for a cap that grows as sqrt(root children / C) above C children
-    (FlushPolicy.root_cap_children); "@FILL" for a bulk-built tree whose nodes are FILL
-    full ("256r@0.9"; default 1.0), or one fill per level, leaves first, the last
-    repeated ("128@1.0:0.55"); "~BYTES" after the fill prefills the buffers above the
-    leaves ("128@1.0:0.55~40000")."""
+    (FlushPolicy.root_cap_children; C = 0: a fixed cap; default: the policy's);
+    "@FILL" for a bulk-built tree whose nodes are FILL full ("256r@0.9"; default 1.0),
+    or one fill per level, leaves first, the last repeated ("128@1.0:0.55"); "~BYTES"
+    after the fill prefills the buffers above the leaves ("128@1.0:0.55~40000")."""
     runs = {}
     for order in orders:
         spec, _, cap = order.partition("/")
@@ -268,7 +271,7 @@ def run_orders(n: int, commits: int, orders: list[str], window: int) -> None:
             int(spec.rstrip("r")),
             redistribute=spec.endswith("r"),
             root_cap=int(cap) if cap else None,
-            root_cap_children=int(cap_children or 0),
+            root_cap_children=int(cap_children) if cap_children else None,
             fill=(
                 [float(f) for f in fill.split(":")] if ":" in fill else float(fill) if fill else 1.0
             ),

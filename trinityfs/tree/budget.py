@@ -115,6 +115,7 @@ def buffer_bytes(buffer: Mapping[str, Message]) -> int:
 DEFAULT_ROOT_BUFFER_BYTES = 16 * 1024
 DEFAULT_NODE_BUFFER_BYTES = 128 * 1024
 DEFAULT_REBUILD_MESSAGES = 50_000
+DEFAULT_ROOT_CAP_CHILDREN = 24
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +137,7 @@ class FlushPolicy:
     #: with more children than this gets root_buffer_bytes * sqrt(children / this):
     #: each root flush rewrites one child, and the more children share the buffer, the
     #: fewer messages each flush moves (a larger buffer costs every commit its bytes)
-    root_cap_children: int = 0
+    root_cap_children: int = DEFAULT_ROOT_CAP_CHILDREN
 
     def __post_init__(self) -> None:
         if (
