@@ -215,18 +215,21 @@ def test_object_keys_remembered_answers_are_copies_and_bounded(monkeypatch):
     import trinityfs.format.keys as keys_module
 
     codec = KeyCodec(8, 6, 5)
-    first = codec.object_keys("ns", "tab")
+    codec.object_keys("ns", "tab")
+    assert not codec._object_keys  # only asked to remember by lookups
+    first = codec.object_keys("ns", "tab", remember=True)
     assert first == {"table": codec.table_key("ns", "tab"), "view": codec.view_key("ns", "tab")}
     first["table"] = "changed by the caller"
-    assert codec.object_keys("ns", "tab")["table"] == codec.table_key("ns", "tab")
+    assert codec.object_keys("ns", "tab", remember=True)["table"] == codec.table_key("ns", "tab")
     # a name only one kind can have is remembered as that kind alone
-    assert set(codec.object_keys("ns", "sixsix")) == {"table"}
-    assert set(codec.object_keys("ns", "sixsix")) == {"table"}
+    assert set(codec.object_keys("ns", "sixsix", remember=True)) == {"table"}
+    assert set(codec.object_keys("ns", "sixsix", remember=True)) == {"table"}
     # refusals are not remembered: each call raises
     for _ in range(2):
         with pytest.raises(InvalidNameError):
-            codec.object_keys("ns", "sevenchars")
+            codec.object_keys("ns", "sevenchars", remember=True)
     monkeypatch.setattr(keys_module, "OBJECT_KEYS_MEMO", 3)
     for i in range(10):
-        assert codec.object_keys("ns", f"t{i}")["view"] == codec.view_key("ns", f"t{i}")
+        keys = codec.object_keys("ns", f"t{i}", remember=True)
+        assert keys["view"] == codec.view_key("ns", f"t{i}")
     assert len(codec._object_keys) <= 3

@@ -130,7 +130,7 @@ class CatalogReader:
 
     def locate(self, namespace: str, name: str) -> tuple[Kind, str] | None:
         """(kind, definition location) of the table or view `namespace.name`, or None."""
-        for kind, key in self.keys.object_keys(namespace, name).items():
+        for kind, key in self.keys.object_keys(namespace, name, remember=True).items():
             location = self._view.get(key)
             if location is not None:
                 return kind, location  # type: ignore[return-value]

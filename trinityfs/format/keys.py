@@ -92,8 +92,8 @@ class ObjectKey:
             )
 
 
-#: names whose object keys a KeyCodec remembers
-OBJECT_KEYS_MEMO = 4096
+#: names whose object keys a KeyCodec remembers for lookups (~0.5 KB each)
+OBJECT_KEYS_MEMO = 1024
 
 
 class KeyCodec:
@@ -158,15 +158,17 @@ class KeyCodec:
         """Key of a namespace (name None), table or view."""
         return self.encode(ObjectKey(kind, namespace, name))
 
-    def object_keys(self, namespace: str, name: str) -> dict[str, str]:
+    def object_keys(self, namespace: str, name: str, *, remember: bool = False) -> dict[str, str]:
         """The key of `namespace.name` as each object kind ("table", "view") it can be.
 
         Table and view names may have different maxima: a name longer than one kind's
         maximum can only be the other kind, so that kind is left out instead of making
         every lookup of the name fail. InvalidNameError when it can be neither.
-        Answers are remembered (up to OBJECT_KEYS_MEMO names; only for plain str).
+        `remember`: keep the answer for the next call (up to OBJECT_KEYS_MEMO names, plain
+        str only): for path lookups, which ask again for the same names; writes and bulk
+        loads, which ask once per name, leave it off so the memo stays theirs.
         """
-        plain = type(namespace) is str and type(name) is str
+        plain = remember and type(namespace) is str and type(name) is str
         if plain:
             known = self._object_keys.get((namespace, name))
             if known is not None:
