@@ -16,10 +16,12 @@ import pyarrow.compute as pc
 
 from trinityfs.errors import CorruptFileError, InvalidArgumentError, UnsafeLocationError
 from trinityfs.format.integrity import (
+    ROWS_DIGEST_KEY,
+    rows_digest,
     verify_named_content,
     verify_rows_digest,
-    with_rows_digest,
 )
+from trinityfs.format.ipcfile import write_node_ipc
 from trinityfs.format.keys import (
     KEY_CREATED_AT_MILLIS,
     KEY_LAKEHOUSE_DEF,
@@ -380,13 +382,26 @@ def encode_node_arrays(arrays: list[pa.Array], *, compression: str | None = None
     then the buffer): `encode_node` without a Python object per message, for a root
     holding a bulk load's messages (trinityfs/catalog/bulk.py builds the columns)."""
     # The rows checksum makes every node file, roots included, verifiable on read.
-    schema = with_rows_digest(SCHEMA, arrays)
+    digest = rows_digest(arrays).encode("ascii")
+    data = write_node_ipc(arrays, digest, compression, _pyarrow_node_file)
+    if data is None:  # a layout or codec format/ipcfile.py does not reproduce
+        data, _ = _pyarrow_node_file(arrays, compression, digest)
+    return data
+
+
+def _pyarrow_node_file(
+    arrays: list[pa.Array], compression: str | None, digest: bytes | None = None
+) -> tuple[bytes, bytes]:
+    """(node file, rows digest) written by pyarrow's IPC writer: the reference."""
+    if digest is None:
+        digest = rows_digest(arrays).encode("ascii")
+    schema = SCHEMA.with_metadata({ROWS_DIGEST_KEY: digest})
     batch = pa.RecordBatch.from_arrays(arrays, schema=schema)
     sink = pa.BufferOutputStream()
     options = pa.ipc.IpcWriteOptions(compression=compression, use_threads=False)
     with pa.ipc.new_file(sink, schema, options=options) as writer:
         writer.write_batch(batch)
-    return sink.getvalue().to_pybytes()
+    return sink.getvalue().to_pybytes(), digest
 
 
 def _small_columns(

@@ -1,0 +1,106 @@
+"""Node files written without pyarrow's IPC writer (trinityfs/format/ipcfile.py): the
+same bytes as pyarrow's writer for every node, zstd or plain; pyarrow's writer for
+everything else (lz4, other layouts, a template that fails its self-check)."""
+
+from __future__ import annotations
+
+import threading
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from trinityfs.format import ipcfile, nodefile
+from trinityfs.format.nodefile import NodeFile, decode_node, encode_node, encode_node_arrays
+
+texts = st.text(st.characters(exclude_categories=("Cs",)), max_size=80)
+
+
+def _pyarrow_bytes(arrays: list[pa.Array], compression: str | None) -> bytes:
+    return nodefile._pyarrow_node_file(arrays, compression)[0]
+
+
+@st.composite
+def column_sets(draw) -> list[pa.Array]:
+    rows = draw(st.integers(1, 300))
+    columns = []
+    for _ in range(4):
+        null_share = draw(st.sampled_from([0.0, 0.1, 0.5, 0.9, 1.0]))
+        seeds = draw(st.lists(texts, min_size=1, max_size=8))
+        rnd = draw(st.randoms(use_true_random=False))
+        columns.append(
+            [None if rnd.random() < null_share else rnd.choice(seeds) for _ in range(rows)]
+        )
+    return [pa.array(column, pa.string()) for column in columns]
+
+
+@settings(max_examples=300, deadline=None)
+@given(arrays=column_sets(), compression=st.sampled_from([None, "zstd"]))
+def test_the_same_bytes_as_pyarrows_writer(arrays, compression):
+    assert ipcfile.template_for(compression, nodefile._pyarrow_node_file) is not None
+    assert encode_node_arrays(arrays, compression=compression) == _pyarrow_bytes(
+        arrays, compression
+    )
+
+
+@pytest.mark.parametrize("compression", [None, "zstd"])
+def test_a_node_is_encoded_without_pyarrows_ipc_writer(monkeypatch, compression):
+    node = NodeFile(
+        system={"created_at_millis": "5"},
+        keys=["C===a", "C===b"],
+        values=["0000/0000/0000/00000000-x.binpb", "0000/0000/0000/00000000-y.binpb"],
+        buffer=[("C===c", "0000/0000/0000/00000000-z.binpb", 7), ("C===a", None, 8)],
+    )
+    expected = encode_node(node, 4, compression=compression)
+    ipcfile.template_for(compression, nodefile._pyarrow_node_file)  # built beforehand
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("pyarrow's IPC writer was used")
+
+    monkeypatch.setattr(pa.ipc, "new_file", refuse)
+    data = encode_node(node, 4, compression=compression)
+    assert data == expected
+    assert decode_node(data, 4, "n.arrow") == node
+
+
+def test_lz4_and_other_layouts_use_pyarrows_writer():
+    base = [pa.array(["a", None, "bc", "d"], pa.string()) for _ in range(4)]
+    sliced = [pa.array(["x", "a", None, "bc", "d"], pa.string()).slice(1) for _ in range(4)]
+    chunked_data = [pa.concat_arrays([a.slice(0, 2), a.slice(2)]) for a in base]
+    for arrays in (base, sliced, chunked_data):
+        for compression in (None, "zstd", "lz4"):
+            assert encode_node_arrays(arrays, compression=compression) == _pyarrow_bytes(
+                arrays, compression
+            )
+    assert ipcfile.write_node_ipc(base, b"0" * 64, "lz4", nodefile._pyarrow_node_file) is None
+    assert ipcfile.write_node_ipc(sliced, b"0" * 64, None, nodefile._pyarrow_node_file) is None
+
+
+def test_a_template_that_fails_its_self_check_is_never_used(monkeypatch):
+    monkeypatch.setattr(ipcfile, "_templates", {})
+    monkeypatch.setattr(ipcfile, "_ZSTD_LEVEL", 3)  # not pyarrow's level: other bytes
+    monkeypatch.setattr(ipcfile, "_compressors", ipcfile._Compressors())
+    assert ipcfile.template_for("zstd", nodefile._pyarrow_node_file) is None
+    arrays = [pa.array(["key" * 30, None, "v" * 50], pa.string()) for _ in range(4)]
+    assert encode_node_arrays(arrays, compression="zstd") == _pyarrow_bytes(arrays, "zstd")
+    assert ipcfile.template_for(None, nodefile._pyarrow_node_file) is not None
+
+
+def test_threads_encode_the_same_bytes():
+    nodes = [
+        [pa.array([f"k{i}-{j}" * (j % 7) or None for j in range(40 + i)]) for _ in range(4)]
+        for i in range(16)
+    ]
+    expected = [_pyarrow_bytes(arrays, "zstd") for arrays in nodes]
+    results: dict[int, list[bytes]] = {}
+
+    def work(t: int) -> None:
+        results[t] = [encode_node_arrays(arrays, compression="zstd") for arrays in nodes * 5]
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(results[t] == expected * 5 for t in range(8))
