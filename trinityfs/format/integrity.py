@@ -133,9 +133,8 @@ def rows_digest(columns: list[pa.Array]) -> str:
     Per column: the value lengths as little-endian int32 (-1 for null), then the value
     bytes. Computed from the Arrow buffers, so it costs one pass.
     """
-    h = hashlib.sha256(_ROWS_DIGEST_DOMAIN)
     n_rows = len(columns[0]) if columns else 0
-    h.update(n_rows.to_bytes(8, "little"))
+    h = rows_digest_prefix(n_rows)
     for column in columns:
         if not pa.types.is_string(column.type) or len(column) != n_rows:
             raise ValueError("rows_digest needs string columns of equal length")
@@ -160,6 +159,14 @@ def rows_digest(columns: list[pa.Array]) -> str:
             last = int.from_bytes(ends[-4:], "little")
             h.update(memoryview(data)[first:last])
     return h.hexdigest()
+
+
+def rows_digest_prefix(n_rows: int) -> hashlib._Hash:
+    """The rows digest's hash after its domain and row count: update it with each
+    column's lanes (int32 LE lengths, -1 for null) then its value bytes, in order."""
+    h = hashlib.sha256(_ROWS_DIGEST_DOMAIN)
+    h.update(n_rows.to_bytes(8, "little"))
+    return h
 
 
 def _array_bytes(values: pa.Array, width: int) -> memoryview:

@@ -20,10 +20,15 @@ and the caller uses pyarrow's writer.
 from __future__ import annotations
 
 import struct
+import sys
 import threading
+from array import array
 from dataclasses import dataclass
+from itertools import accumulate
 
 import pyarrow as pa
+
+from trinityfs.format.integrity import rows_digest_prefix
 
 try:  # optional: pyarrow has no reusable codec context (Codec.compress makes one a call)
     import zstandard
@@ -147,14 +152,14 @@ class _Compressors(threading.local):
 _compressors = _Compressors()
 
 
-def _exact_buffers(array: pa.Array) -> list[memoryview] | None:
+def _exact_buffers(arr: pa.Array) -> list[memoryview] | None:
     """The validity, offsets and data bytes Arrow's writer puts in the body for a
     utf8 array laid out as pa.array builds it from a list (no offset, exact buffer
     sizes); None for any other layout (then the caller uses pyarrow's writer)."""
-    if array.offset or array.type != pa.string():
+    if arr.offset or arr.type != pa.string():
         return None
-    n = len(array)
-    validity, offsets, data = array.buffers()
+    n = len(arr)
+    validity, offsets, data = arr.buffers()
     if offsets is None or offsets.size != 4 * (n + 1):
         return None
     ends = memoryview(offsets)
@@ -163,7 +168,7 @@ def _exact_buffers(array: pa.Array) -> list[memoryview] | None:
     total = int.from_bytes(ends[-4:], "little")
     if (0 if data is None else data.size) != total:
         return None
-    if array.null_count:
+    if arr.null_count:
         if validity is None or validity.size != (n + 7) // 8:
             return None
         bitmap = memoryview(validity)
@@ -172,20 +177,28 @@ def _exact_buffers(array: pa.Array) -> list[memoryview] | None:
     return [bitmap, ends, memoryview(b"") if data is None else memoryview(data)]
 
 
-def _body(arrays: list[pa.Array], t: _Template, compress) -> tuple[bytearray, list] | None:
+Column = tuple[int, int, list]  # (rows, nulls, [validity, offsets, data] bytes-like)
+
+
+def _array_columns(arrays: list[pa.Array]) -> list[Column] | None:
     n = len(arrays[0])
+    columns = []
+    for arr in arrays:
+        buffers = _exact_buffers(arr) if len(arr) == n else None
+        if buffers is None:
+            return None
+        columns.append((n, arr.null_count, buffers))
+    return columns
+
+
+def _body(columns: list[Column], t: _Template, compress) -> tuple[bytearray, list, int]:
     meta = bytearray(t.meta)
-    struct.pack_into("<q", meta, t.length_at, n)
+    struct.pack_into("<q", meta, t.length_at, columns[0][0])
     parts: list = []
     offset = 0
     slot = t.buffers_at
-    for i, array in enumerate(arrays):
-        if len(array) != n:
-            return None
-        buffers = _exact_buffers(array)
-        if buffers is None:
-            return None
-        struct.pack_into("<qq", meta, t.nodes_at + 16 * i, n, array.null_count)
+    for i, (rows, nulls, buffers) in enumerate(columns):
+        struct.pack_into("<qq", meta, t.nodes_at + 16 * i, rows, nulls)
         for raw in buffers:
             size = len(raw)
             if size and compress is not None:
@@ -202,20 +215,24 @@ def _body(arrays: list[pa.Array], t: _Template, compress) -> tuple[bytearray, li
                 parts.append(_PAD[:pad])
             offset += size + pad
     struct.pack_into("<q", meta, t.body_length_at, offset)
-    return meta, [parts, offset]
+    return meta, parts, offset
 
 
-def _assemble(arrays: list[pa.Array], digest: bytes, t: _Template, compress) -> bytes | None:
-    body = _body(arrays, t, compress)
-    if body is None:
-        return None
-    meta, (parts, body_length) = body
+def _assemble_columns(columns: list[Column], digest: bytes, t: _Template, compress) -> bytes:
+    meta, parts, body_length = _body(columns, t, compress)
     footer = bytearray(t.footer)
     struct.pack_into("<q", footer, t.block_body_length_at, body_length)
     footer[t.footer_digest_at : t.footer_digest_at + len(digest)] = digest
     head = t.head
     at = t.head_digest_at
     return b"".join([head[:at], digest, head[at + len(digest) :], meta, *parts, footer])
+
+
+def _assemble(arrays: list[pa.Array], digest: bytes, t: _Template, compress) -> bytes | None:
+    columns = _array_columns(arrays)
+    if columns is None:
+        return None
+    return _assemble_columns(columns, digest, t, compress)
 
 
 _templates: dict[str | None, _Template | None] = {}
@@ -267,7 +284,11 @@ def _build_template(compression: str | None, write_with_pyarrow) -> _Template | 
         template = _template_from(data, digest, len(samples[0]))
         for arrays in samples:
             expected, digest = write_with_pyarrow(arrays, compression)
-            if _assemble(arrays, digest, template, _compress_for(compression)) != expected:
+            compress = _compress_for(compression)
+            if _assemble(arrays, digest, template, compress) != expected:
+                return None
+            part = segment([a.to_pylist() for a in arrays])
+            if part is not None and _write_segments([part], template, compress) != expected:
                 return None
     except (ValueError, struct.error, IndexError, pa.ArrowException):
         return None
@@ -284,3 +305,120 @@ def write_node_ipc(
     if template is None:
         return None
     return _assemble(arrays, digest, template, _compress_for(compression))
+
+
+# -- straight from Python lists ----------------------------------------------------------
+#
+# A commit's root is mostly its key table (order rows, the same objects commit after
+# commit) plus a few system rows and a small buffer. `Segment` holds one such run of rows
+# as the pieces of its Arrow buffers and of the rows digest, so the key table's can be
+# kept and only the system rows and the buffer are converted per commit; `write_segments`
+# joins the runs into the node file, the digest computed on the way (integrity.py's
+# definition). Without pa.array: the same buffers it builds (exact sizes, zeroed bitmap
+# tail bits), checked against pyarrow's bytes by the tests.
+
+_NATIVE_INT32 = sys.byteorder == "little" and array("i").itemsize == 4
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Consecutive rows of the four columns: per column the value end offsets from the
+    segment's start (int32 LE, one per row), the digest lanes (int32 LE sizes, -1 for a
+    null), the values' UTF-8 bytes and the validity bits (bit i set: row i not null)."""
+
+    rows: int
+    ends: tuple[bytes, ...]
+    lanes: tuple[bytes, ...]
+    data: tuple[bytes, ...]
+    valid: tuple[int, ...]
+
+
+def segment(columns: list[list[str | None]]) -> Segment | None:
+    """The segment of `columns` (equal-length lists of exact str or None); None when
+    a value is anything else or is not encodable (a lone surrogate)."""
+    if not _NATIVE_INT32:
+        return None
+    rows = len(columns[0])
+    ends, lanes, data, valid = [], [], [], []
+    for column in columns:
+        if len(column) != rows:
+            return None
+        present = [value for value in column if value is not None]
+        if not {*map(type, present)} <= {str}:
+            return None
+        joined = "".join(present)
+        try:
+            encoded = joined.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        if len(encoded) == len(joined):  # ASCII: characters are bytes
+            column_sizes = [0 if value is None else len(value) for value in column]
+        else:
+            column_sizes = [0 if value is None else len(value.encode()) for value in column]
+        if len(encoded) >= 1 << 31:  # int32 offsets
+            return None
+        if len(present) == rows:
+            bits = (1 << rows) - 1
+            column_lanes = array("i", column_sizes).tobytes()
+        elif not present:
+            bits = 0
+            column_lanes = b"\xff" * (4 * rows)
+        else:
+            bits = int("".join("0" if value is None else "1" for value in reversed(column)), 2)
+            pairs = zip(column, column_sizes, strict=True)
+            column_lanes = array("i", [-1 if v is None else size for v, size in pairs]).tobytes()
+        ends.append(array("i", accumulate(column_sizes)).tobytes())
+        lanes.append(column_lanes)
+        data.append(encoded)
+        valid.append(bits)
+    return Segment(rows, tuple(ends), tuple(lanes), tuple(data), tuple(valid))
+
+
+_ONES: dict[int, int] = {}
+
+
+def _shifted(ends: bytes, rows: int, base: int) -> bytes:
+    """int32 LE offsets `ends` plus `base` each: one big-integer addition (no lane can
+    carry into the next while every offset stays below 2^31, checked by the caller)."""
+    if not base:
+        return ends
+    ones = _ONES.get(rows)
+    if ones is None:
+        ones = _ONES[rows] = int.from_bytes(b"\x01\x00\x00\x00" * rows, "little")
+    return (int.from_bytes(ends, "little") + base * ones).to_bytes(4 * rows, "little")
+
+
+def write_segments(
+    parts: list[Segment], compression: str | None, write_with_pyarrow
+) -> bytes | None:
+    """The node file of the rows of `parts`, in order, with its rows digest, as pyarrow's
+    writer would write it; None when this module cannot (the caller uses pyarrow)."""
+    template = template_for(compression, write_with_pyarrow)
+    if template is None:
+        return None
+    return _write_segments(parts, template, _compress_for(compression))
+
+
+def _write_segments(parts: list[Segment], template: _Template, compress) -> bytes | None:
+    rows = sum(part.rows for part in parts)
+    digest = rows_digest_prefix(rows)
+    columns: list[Column] = []
+    for c in range(len(parts[0].data)):
+        data = b"".join([part.data[c] for part in parts])
+        if len(data) >= 1 << 31:  # int32 offsets: not a node this path writes
+            return None
+        digest.update(b"".join([part.lanes[c] for part in parts]))
+        digest.update(data)
+        offsets = [bytes(4)]
+        bits, shift, base = 0, 0, 0
+        for part in parts:
+            offsets.append(_shifted(part.ends[c], part.rows, base))
+            base += len(part.data[c])
+            bits |= part.valid[c] << shift
+            shift += part.rows
+        offsets = b"".join(offsets)
+        nulls = rows - bits.bit_count()
+        bitmap = bits.to_bytes((rows + 7) // 8, "little") if nulls else b""
+        columns.append((rows, nulls, [bitmap, offsets, data]))
+    hexdigest = digest.hexdigest().encode("ascii")
+    return _assemble_columns(columns, hexdigest, template, compress)

@@ -21,7 +21,7 @@ from trinityfs.format.integrity import (
     verify_named_content,
     verify_rows_digest,
 )
-from trinityfs.format.ipcfile import write_node_ipc
+from trinityfs.format.ipcfile import Segment, segment, write_node_ipc, write_segments
 from trinityfs.format.keys import (
     KEY_CREATED_AT_MILLIS,
     KEY_LAKEHOUSE_DEF,
@@ -180,8 +180,9 @@ def _same_message(new: object, old: tuple) -> bool:
     )
 
 
-def _key_table_checked_before(node: NodeFile, order: int) -> bool:
-    for checked_order, keys, values, children in _checked_tables:
+def _key_table_checked_before(node: NodeFile, order: int) -> tuple | None:
+    for entry in _checked_tables:
+        checked_order, keys, values, children = entry
         if (
             checked_order == order
             and _same_objects(node.keys, keys)
@@ -192,22 +193,54 @@ def _key_table_checked_before(node: NodeFile, order: int) -> bool:
                 else _same_objects(node.children, children)
             )
         ):
-            return True
-    return False
+            return entry
+    return None
 
 
-def _remember_key_table(node: NodeFile, order: int) -> None:
+def _remember_key_table(node: NodeFile, order: int) -> tuple:
     global _checked_tables
     children = None if node.children is None else list(node.children)
     entry = (order, list(node.keys), list(node.values), children)
     _checked_tables = (entry, *_checked_tables[: _CHECKED_MAX - 1])
+    return entry
 
 
-def _check_key_table(node: NodeFile, order: int) -> None:
-    if _key_table_checked_before(node, order):
-        return
+def _check_key_table(node: NodeFile, order: int) -> tuple[tuple, bool]:
+    """Check the key table (unless checked before); returns its memo entry and whether
+    it was checked before."""
+    entry = _key_table_checked_before(node, order)
+    if entry is not None:
+        return entry, True
     _check_key_table_rows(node, order)
-    _remember_key_table(node, order)
+    return _remember_key_table(node, order), False
+
+
+# The rows of the key tables of `_checked_tables` entries as ipcfile segments, by entry
+# (held, so compared by identity): a commit's root converts only its other rows. Kept
+# only for a key table encoded a second time (a root's, commit after commit), not for
+# the many nodes a commit or a rebuild encodes once.
+_table_segments: tuple[tuple[tuple, Segment], ...] = ()
+
+
+def _key_table_segment(entry: tuple, keep: bool) -> Segment | None:
+    global _table_segments
+    for held, part in _table_segments:
+        if held is entry:
+            return part
+    order, keys, values, children = entry
+    k = len(keys)
+    padding = [None] * (order - 1 - k)
+    part = segment(
+        [
+            [None, *keys, *padding],
+            [None, *values, *padding],
+            [*(children if children is not None else [None] * (k + 1)), *padding],
+            [None] * order,
+        ]
+    )
+    if part is not None and keep:
+        _table_segments = ((entry, part), *_table_segments[: _CHECKED_MAX - 1])
+    return part
 
 
 def _check_key_table_rows(node: NodeFile, order: int) -> None:
@@ -326,13 +359,18 @@ def encode_node(node: NodeFile, order: int, *, compression: str | None = None) -
     IPC's own buffer compression: still one Arrow IPC file, read by any Arrow reader
     with the codec (padded keys shrink about 5x).
     """
-    head_keys, head_values, head_pnodes, head_txns = node_head_rows(
-        node, order, compression=compression
-    )
+    system, table = _checked_head(node, order, compression)
     if not isinstance(node.buffer, list):
         raise _encode_error(f"buffer must be a list, got {type(node.buffer).__name__}")
-
-    arrays = _small_columns(node.buffer, head_keys, head_values, head_pnodes, head_txns)
+    lists = _small_buffer_lists(node.buffer)
+    if lists is not None:
+        data = _encode_segments(system, table, lists, compression)
+        if data is not None:
+            return data
+    head_keys, head_values, head_pnodes, head_txns = _head_rows(node, order, system)
+    arrays = None
+    if lists is not None:
+        arrays = _small_columns(lists, head_keys, head_values, head_pnodes, head_txns)
     if arrays is None:
         buf_keys, buf_values, buf_txns = _buffer_columns(node.buffer)
 
@@ -357,6 +395,15 @@ def node_head_rows(
 ) -> tuple[list, list, list, list]:
     """The checked system and key table rows of `node` (its buffer aside), as the
     key, value, pnode and txn column values (None = null)."""
+    system, _ = _checked_head(node, order, compression)
+    return _head_rows(node, order, system)
+
+
+def _checked_head(
+    node: NodeFile, order: int, compression: str | None
+) -> tuple[list[tuple[str, str]], tuple[tuple, bool]]:
+    """The checked system rows of `node`, and the memo entry of its checked key table
+    with whether it was checked before."""
     _check_order(order)
     if compression is not None and compression not in NODE_COMPRESSIONS:
         raise InvalidArgumentError(
@@ -365,7 +412,34 @@ def node_head_rows(
     if not isinstance(node, NodeFile):
         raise InvalidArgumentError(f"expected a NodeFile, got {type(node).__name__}")
     system = _system_rows(node)
-    _check_key_table(node, order)
+    return system, _check_key_table(node, order)
+
+
+def _encode_segments(
+    system: list[tuple[str, str]],
+    table: tuple[tuple, bool],
+    lists: tuple,
+    compression: str | None,
+) -> bytes | None:
+    """The node file from its checked rows without pa.array (format/ipcfile.py
+    segments; the key table's kept from commit to commit); None: use pyarrow."""
+    table_part = _key_table_segment(*table)
+    if table_part is None:
+        return None
+    n_sys = len(system)
+    keys, values, txns = lists
+    system_part = segment(
+        [[key for key, _ in system], [value for _, value in system], [None] * n_sys, [None] * n_sys]
+    )
+    buffer_part = segment([keys, values, [None] * len(keys), txns])
+    if system_part is None or buffer_part is None:
+        return None
+    return write_segments([system_part, table_part, buffer_part], compression, _pyarrow_node_file)
+
+
+def _head_rows(
+    node: NodeFile, order: int, system: list[tuple[str, str]]
+) -> tuple[list, list, list, list]:
     k = len(node.keys)
     n_sys = len(system)
     padding = [None] * (order - 1 - k)
@@ -405,13 +479,14 @@ def _pyarrow_node_file(
 
 
 def _small_columns(
-    buffer: list, head_keys: list, head_values: list, head_pnodes: list, head_txns: list
+    lists: tuple[list, list, list],
+    head_keys: list,
+    head_values: list,
+    head_pnodes: list,
+    head_txns: list,
 ) -> list[pa.Array] | None:
-    """The four columns built straight from Python lists (one conversion each) when the
-    buffer is small and plain; None sends the caller to `_buffer_columns`."""
-    lists = _small_buffer_lists(buffer)
-    if lists is None:
-        return None
+    """The four columns built straight from Python lists (one conversion each) from a
+    small plain buffer's `_small_buffer_lists`; None sends the caller to `_buffer_columns`."""
     keys, values, txns = lists
     try:
         return [
