@@ -19,6 +19,7 @@ DEF = "0000/1111/0000/11110000-table-ns-t-{}.binpb"
 def empty_memo(monkeypatch):
     monkeypatch.setattr(nodefile, "_checked_tables", ())
     monkeypatch.setattr(nodefile, "_checked_buffers", ())
+    monkeypatch.setattr(nodefile, "_checked_messages", {})
 
 
 def _root(buffer: list, keys=None, values=None, children=None) -> NodeFile:
@@ -37,12 +38,15 @@ def _messages(n: int, first_version: int = 1) -> list[tuple]:
 
 
 def _unmemoized(node: NodeFile, compression: str | None = "zstd") -> bytes:
-    saved = nodefile._checked_tables, nodefile._checked_buffers
-    nodefile._checked_tables, nodefile._checked_buffers = (), ()
+    names = ("_checked_tables", "_checked_buffers", "_checked_messages", "_table_segments")
+    saved = [getattr(nodefile, name) for name in names]
+    for name, empty in zip(names, ((), (), {}, ()), strict=True):
+        setattr(nodefile, name, empty)
     try:
         return encode_node(node, ORDER, compression=compression)
     finally:
-        nodefile._checked_tables, nodefile._checked_buffers = saved
+        for name, value in zip(names, saved, strict=True):
+            setattr(nodefile, name, value)
 
 
 def _copy(node: NodeFile, buffer: list | None = None) -> NodeFile:
@@ -85,6 +89,29 @@ def test_only_the_new_messages_are_checked(monkeypatch):
     encode_node(_copy(node, [tuple(m) for m in messages]), ORDER)
     # the old encoder checked all 10 values of the buffer again
     assert checked == [[messages[9][1]]]
+
+
+def test_a_message_moved_to_the_end_checks_only_the_new_one(monkeypatch):
+    """A property update: the namespace's message leaves its place and a new one for
+    the same key is appended. No checked prefix matches; the other messages are the
+    objects checked last time (in new tuples, as Node.to_file gives them)."""
+    messages = _messages(10)
+    node = _root(messages)
+    encode_node(node, ORDER)
+    checked: list[list] = []
+    real = nodefile.all_plainly_safe
+
+    def spy(values):
+        checked.append(list(values))
+        return real(values)
+
+    monkeypatch.setattr(nodefile, "all_plainly_safe", spy)
+    update = (messages[0][0], DEF.format("new"), 11)
+    buffer = [tuple(m) for m in messages[1:]] + [update]
+    data = encode_node(_copy(node, buffer), ORDER)
+    # the old encoder checked all 10 values again
+    assert checked == [[update[1]]]
+    assert data == _unmemoized(_copy(node, buffer), compression=None)
 
 
 def test_a_value_changed_in_place_is_checked_again():

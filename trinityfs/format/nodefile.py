@@ -300,24 +300,45 @@ def _checked_buffer_prefix(buffer: list) -> tuple[list, list, list, int]:
     return best
 
 
+# The messages `_small_tail_lists` checked last, by the ids of their three elements
+# (each commit's root has new tuples of the same strs and ints; the tuples are held, so
+# no id is reused), with their version as text: a property update replaces one message
+# of the root's buffer and moves it to the end, so no checked prefix matches, yet every
+# other message holds the very objects checked last commit.
+_checked_messages: dict[tuple[int, int, int], tuple[tuple, str]] = {}
+
+
 def _small_tail_lists(buffer: list) -> tuple[list, list, list] | None:
+    global _checked_messages
+    memo = _checked_messages
+    checked: dict[tuple[int, int, int], tuple[tuple, str]] = {}
     keys: list[str] = []
     values: list[str | None] = []
     txns: list[str] = []
+    fresh: list[str] = []
     for message in buffer:
         if type(message) is not tuple or len(message) != 3:
             return None
         key, value, txn = message
-        if type(key) is not str or type(txn) is not int or not 0 <= txn <= MAX_VERSION:
-            return None
-        if value is not None and type(value) is not str:
-            return None
+        ids = (id(key), id(value), id(txn))
+        hit = memo.get(ids)
+        if hit is not None and _same_message(message, hit[0]):
+            text = hit[1]
+        else:
+            if type(key) is not str or type(txn) is not int or not 0 <= txn <= MAX_VERSION:
+                return None
+            if value is not None:
+                if type(value) is not str:
+                    return None
+                fresh.append(value)
+            text = str(txn)
+        checked[ids] = (message, text)
         keys.append(key)
         values.append(value)
-        txns.append(str(txn))
-    present = [value for value in values if value is not None]
-    if not all_plainly_safe(present) and any(map(unsafe_location_problem, present)):
+        txns.append(text)
+    if fresh and not all_plainly_safe(fresh) and any(map(unsafe_location_problem, fresh)):
         return None
+    _checked_messages = checked
     return keys, values, txns
 
 
