@@ -280,7 +280,9 @@ def run_orders(n: int, commits: int, orders: list[str], window: int) -> None:
         runs[order] = r
         print(
             f"order {order}: node size {r.ldef.node_file_max_size_bytes} B, buffer budget "
-            f"{r.budget} B (root cap {r.policy.root_cap(r.budget)}, node cap "
+            f"{r.budget} B (root cap {r.policy.root_cap(r.budget)}"
+            f"{f' x sqrt(children / {k})' if (k := r.policy.root_cap_children) else ''}"
+            f" = {r.policy.root_cap(r.budget, len(r.root.children or ()))} now, node cap "
             f"{r.policy.node_cap(r.budget)}), built tree {r.build_bytes:,} B "
             f"(~ the commit after a bulk load), root {r.base_root_bytes:,} B with "
             f"{len(r.root.keys)} keys, cold nodes {r.cold_nodes(n)}",
