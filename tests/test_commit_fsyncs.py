@@ -213,3 +213,25 @@ def test_other_stores_flush_first_then_create(monkeypatch):
     monkeypatch.setattr(storage.backend, "create_if_absent", create)
     assert storage.create_if_absent("_1.arrow", b"x", first_durable=lambda: order.append("flush"))
     assert order == ["flush", "create"]
+
+
+def test_the_last_flush_of_the_definitions_runs_in_the_committing_thread(lake, monkeypatch):
+    """(1)/(2) are handed to the pool but one, which the committing thread runs itself
+    instead of only waiting (one thread hand-off fewer per commit); (3) still runs on
+    the pool beside them."""
+    threads: dict[str, list[str]] = {}
+    real_fsync = os.fsync
+
+    def fsync(fd):
+        threads.setdefault(_path_of(fd), []).append(threading.current_thread().name)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    lake.create_table("ns", "t")
+    me = threading.current_thread().name
+    definition = next(p for p in threads if "table-ns-t-" in p)
+    assert threads[definition] == [me]
+    root_temp = next(p for p in threads if TEMP_PREFIX in p)
+    assert threads[root_temp] != [me]
+    pooled = [p for p, names in threads.items() if names != [me]]
+    assert root_temp in pooled and os.path.dirname(definition) in pooled
