@@ -3,9 +3,9 @@
 A one-table commit flushes (1) the definition file, (2) its directory, (3) the root's
 temporary file, (4) the root directory after linking the root. The definition's
 write-out starts as soon as it is written (while the root is built); (1), (2) and (3)
-then run together on background threads, so the filesystem commits them in one
-journal transaction, and all end before the root is linked: the root never
-references a file that could vanish in a crash.
+then run together (on pool threads, the last of (1)/(2) in the committing thread), so
+the filesystem commits them in one journal transaction, and all end before the root
+is linked: the root never references a file that could vanish in a crash.
 """
 
 from __future__ import annotations
