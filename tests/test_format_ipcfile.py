@@ -189,3 +189,25 @@ def test_a_root_is_encoded_without_pa_array(monkeypatch):
 
     monkeypatch.setattr(pa, "array", refuse)
     assert encode_node(node, 4, compression="zstd") == expected
+
+
+def test_a_bulk_loads_root_is_left_to_pyarrows_writer(monkeypatch):
+    """A file of more than MAX_ROWS rows (a row per object) is written by pyarrow, which
+    compresses into Arrow's memory: this module would hold its compressed buffers as
+    Python bytes too (tests/test_bulk_load.py measures that memory per object)."""
+    rows = ipcfile.MAX_ROWS + 1
+    arrays = [pa.array([f"k{i}" for i in range(rows)], pa.string()) for _ in range(4)]
+    calls = []
+    real = pa.ipc.new_file
+
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pa.ipc, "new_file", spy)
+    data = encode_node_arrays(arrays, compression="zstd")
+    assert calls and data == _pyarrow_bytes(arrays, "zstd")
+    calls.clear()
+    fitting = [pa.array(a.to_pylist()[: ipcfile.MAX_ROWS], pa.string()) for a in arrays]
+    encode_node_arrays(fitting, compression=None)
+    assert not calls

@@ -38,6 +38,11 @@ except ImportError:  # pragma: no cover - then zstd node files use pyarrow's wri
 _CONTINUATION = b"\xff\xff\xff\xff"
 _ZSTD_LEVEL = 1  # pyarrow's default zstd level, the one IpcWriteOptions(compression="zstd") uses
 _PAD = bytes(8)
+# Files of more rows (a bulk load's root: a row per object) are left to pyarrow's
+# writer, which compresses into Arrow's memory and copies the file out once; this
+# module would hold the compressed buffers as Python bytes beside the joined file. A
+# commit's root (order + system rows + a buffer of at most a few hundred) stays below.
+MAX_ROWS = 2048
 
 
 def _u32(buf: bytes, at: int) -> int:
@@ -301,6 +306,8 @@ def write_node_ipc(
     """The node file of `arrays` (four utf8 columns) with rows digest `digest` (hex
     ASCII), as pyarrow's writer would write it; None when this module cannot (the
     caller then uses pyarrow's writer)."""
+    if len(arrays[0]) > MAX_ROWS:
+        return None
     template = template_for(compression, write_with_pyarrow)
     if template is None:
         return None
