@@ -118,3 +118,34 @@ def test_marker_written_after_a_faster_expiration_finished(tmp_path, monkeypatch
     lake.expire()
     assert lake.fsck().ok
     assert len(lake.list_tables("ns")) == 20
+
+
+def test_repair_overtaken_by_a_faster_expiration(tmp_path, monkeypatch) -> None:
+    """B's repair checks its target root, then A (keeping fewer versions) deletes that
+    root and finishes, repair included, then B's write lands: B must check again after
+    writing. Seen in a loaded quick-suite run of the threaded test above (marker 18,
+    root 18 gone)."""
+    from trinityfs.storage import Storage
+
+    lake = _lake(tmp_path)
+    latest = lake.latest_version()
+    real_write = Storage.write
+    overtaken: list[bytes] = []
+
+    def write(self, loc, data, *args, **kwargs):
+        if loc == OLDEST_VERSION and not overtaken:
+            overtaken.append(bytes(data))  # B, between its check and its write
+            with expiring_later():
+                Lakehouse.open(lake.url).expire(max_age_millis=0, min_versions=2, grace_millis=0)
+        return real_write(self, loc, data, *args, **kwargs)
+
+    monkeypatch.setattr(Storage, "write", write)
+    expire_module._repair_marker_after(lake.engine, latest - 4)  # B, which kept latest - 4
+    monkeypatch.undo()
+    assert overtaken == [str(latest - 4).encode()]
+    marker = int(lake.storage.read(OLDEST_VERSION))
+    assert lake.storage.exists(root_node_file(marker)), f"marker {marker} names a deleted root"
+    assert marker == latest - 1
+    lake.expire()
+    assert lake.fsck().ok
+    assert len(lake.list_tables("ns")) == 20

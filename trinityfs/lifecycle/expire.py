@@ -365,6 +365,10 @@ def expire(
     return report
 
 
+#: times the marker is written and checked again when roots vanish under the repair
+REPAIR_ATTEMPTS = 10
+
+
 def _sweep_cutoff(cutoff: int, live_txns: list, policy: RetentionPolicy) -> int:
     """The sweep's cutoff, moved back to the start of every live bulk-load lease: a bulk
     load writes its definition files long before its root refers to them."""
@@ -437,16 +441,30 @@ def _repair_marker_after(engine: Engine, first_kept: int) -> None:
     """After a run: a marker below the oldest version this run kept (two expirations
     raced and the lower marker was written last) moves up to it; the roots below are
     gone or unmarked, so the marker must not promise them. A marker whose root is gone
-    (deleted by a faster run) moves up to the oldest root left."""
-    current = engine.roots.oldest_marker()
-    target = first_kept if current is None or current < first_kept else current
-    if not engine.roots.exists(target):
-        # A faster expiration deleted it after this run read it (its decoded roots are
-        # cached, so marking did not notice): every run deletes a prefix of the roots,
-        # so the oldest one left is above `target` and all above it exist.
-        target = engine.roots.oldest_version()
-    if target != current:
-        engine.storage.write(OLDEST_VERSION, str(target).encode())
+    (deleted by a faster run) moves up to the oldest root left.
+
+    Checked again after writing: a faster run may delete the root between our check and
+    our write, and finish its own repair before our write lands (no compare-and-swap).
+    Every run deletes roots only before its own repair, so a root that exists after our
+    write is either kept by every run or will be seen by a repair still to come."""
+    for _ in range(REPAIR_ATTEMPTS):
+        current = engine.roots.oldest_marker()
+        target = first_kept if current is None or current < first_kept else current
+        if not engine.roots.exists(target):
+            # A faster expiration deleted it after this run read it (its decoded roots
+            # are cached, so marking did not notice): every run deletes a prefix of the
+            # roots, so the oldest one left is above `target` and all above it exist.
+            target = engine.roots.oldest_version()
+        if target != current:
+            engine.storage.write(OLDEST_VERSION, str(target).encode())
+        if engine.roots.exists(target):
+            return
+    log.warning(
+        "%s: roots kept disappearing while it was repaired (%d attempts); the next "
+        "expiration or fsck repairs it",
+        OLDEST_VERSION,
+        REPAIR_ATTEMPTS,
+    )
 
 
 def _oldest_to_keep(
