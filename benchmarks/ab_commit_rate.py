@@ -1,0 +1,99 @@
+"""Single-writer commit rate of one or more trinityfs trees against PyIceberg's SqlCatalog
+(SQLite), in fresh subprocesses, interleaved round by round (issue 13).
+
+    python benchmarks/ab_commit_rate.py ROUNDS BATCH name=/path/to/tree ... sql=sql
+    WHAT=props python benchmarks/ab_commit_rate.py 8 200 main=. sql=sql
+
+Each round runs every variant once (the order rotates): BATCH table creates (or, with
+WHAT=props, namespace property updates; SqlCatalog: create_namespace /
+update_namespace_properties) in a new lake after 20 warm-up commits. `name=/tree` runs
+the trinityfs found at /tree (PYTHONPATH). Prints per-variant medians, best and every
+round, and each median against sql's.
+
+Every lake is kept until the whole run ends: on ext4 without a journal, creating files
+right after a mass deletion costs CPU skipping the recently deleted inodes (measured
+2026-11-24: 1.5 -> 5.5 ms per create), so deleting between rounds biases the rounds
+after it. Delete the printed directory some minutes before the next timed run.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+CHILD = r"""
+import sys, time
+what, work, n, kind = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+if kind == "sql":
+    from pyiceberg.catalog.sql import SqlCatalog
+    sql = SqlCatalog("b", uri=f"sqlite:///{work}/r.db", warehouse=f"file://{work}/wh")
+    sql.create_namespace("ns", {"p0": "0"})
+    for i in range(20):
+        sql.create_namespace(f"w{i}")
+    t = time.perf_counter()
+    if what == "props":
+        for i in range(n):
+            sql.update_namespace_properties("ns", updates={"p0": str(i)})
+    else:
+        for i in range(n):
+            sql.create_namespace(f"n{i:06d}")
+else:
+    from trinityfs import Lakehouse
+    lake = Lakehouse.create(f"{work}/lake")
+    lake.create_namespace("ns", {"p0": "0"})
+    for i in range(20):
+        lake.create_table("ns", f"w{i:06d}", {"table_format": "ICEBERG"})
+    t = time.perf_counter()
+    if what == "props":
+        for i in range(n):
+            lake.set_namespace_properties("ns", {"p0": str(i)})
+    else:
+        for i in range(n):
+            lake.create_table("ns", f"t{i:06d}", {"table_format": "ICEBERG"})
+print(n / (time.perf_counter() - t))
+"""
+
+
+def main() -> None:
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
+    rounds, batch = int(sys.argv[1]), int(sys.argv[2])
+    variants = [arg.split("=", 1) for arg in sys.argv[3:]]
+    what = os.environ.get("WHAT", "create")
+    keep = tempfile.mkdtemp(dir=os.environ.get("WORKDIR", "."), prefix="ab-commit-rate-")
+    rates: dict[str, list[float]] = {name: [] for name, _ in variants}
+    for r in range(rounds):
+        shift = r % len(variants)
+        for name, tree in variants[shift:] + variants[:shift]:
+            work = tempfile.mkdtemp(dir=keep)
+            env = dict(os.environ)
+            if tree != "sql":
+                env["PYTHONPATH"] = os.path.abspath(tree)
+            kind = "sql" if tree == "sql" else "lake"
+            out = subprocess.run(
+                [sys.executable, "-c", CHILD, what, work, str(batch), kind],
+                env=env,
+                capture_output=True,
+                text=True,
+                cwd=work,
+            )
+            if out.returncode:
+                sys.exit(f"{name} failed: {out.stderr[-2000:]}")
+            rates[name].append(float(out.stdout.strip().splitlines()[-1]))
+    medians = {name: statistics.median(v) for name, v in rates.items()}
+    print(f"{what}, {rounds} rounds of {batch}; lakes kept in {keep}")
+    for name, values in rates.items():
+        line = (
+            f"{name:>10}: median {medians[name]:7.1f}/s  best {max(values):7.1f}/s  "
+            f"all {' '.join(f'{x:.0f}' for x in values)}"
+        )
+        if "sql" in medians and name != "sql":
+            line += f"   vs sql median {medians[name] / medians['sql']:.2f}x"
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
