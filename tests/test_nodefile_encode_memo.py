@@ -74,10 +74,8 @@ def test_a_growing_root_encodes_to_the_same_bytes_as_without_the_memo():
             assert decoded.keys == node.keys and decoded.children == node.children
 
 
-def test_only_the_new_messages_are_checked(monkeypatch):
-    messages = _messages(10)
-    node = _root(messages[:9])
-    encode_node(node, ORDER)
+def _spy_on_checks(monkeypatch) -> list[list]:
+    """The values the encoder checks from now on, one list per check."""
     checked: list[list] = []
     real = nodefile.all_plainly_safe
 
@@ -86,6 +84,14 @@ def test_only_the_new_messages_are_checked(monkeypatch):
         return real(values)
 
     monkeypatch.setattr(nodefile, "all_plainly_safe", spy)
+    return checked
+
+
+def test_only_the_new_messages_are_checked(monkeypatch):
+    messages = _messages(10)
+    node = _root(messages[:9])
+    encode_node(node, ORDER)
+    checked = _spy_on_checks(monkeypatch)
     encode_node(_copy(node, [tuple(m) for m in messages]), ORDER)
     # the old encoder checked all 10 values of the buffer again
     assert checked == [[messages[9][1]]]
@@ -98,14 +104,7 @@ def test_a_message_moved_to_the_end_checks_only_the_new_one(monkeypatch):
     messages = _messages(10)
     node = _root(messages)
     encode_node(node, ORDER)
-    checked: list[list] = []
-    real = nodefile.all_plainly_safe
-
-    def spy(values):
-        checked.append(list(values))
-        return real(values)
-
-    monkeypatch.setattr(nodefile, "all_plainly_safe", spy)
+    checked = _spy_on_checks(monkeypatch)
     update = (messages[0][0], DEF.format("new"), 11)
     buffer = [tuple(m) for m in messages[1:]] + [update]
     data = encode_node(_copy(node, buffer), ORDER)

@@ -88,59 +88,41 @@ def test_concurrent_expirations_in_threads(tmp_path, runs) -> None:
     assert lake.fsck().ok
 
 
-def test_marker_written_after_a_faster_expiration_finished(tmp_path, monkeypatch) -> None:
-    """B re-reads the marker, then A (keeping fewer versions) runs to completion, then B
-    writes its lower marker: B's own roots, cached while it chose what to keep, must not
-    hide that A deleted them. Seen in a loaded quick-suite run of the threaded test
-    above (marker 17, root 17 gone)."""
+def _faster_expiration_at_first_marker_write(lake: Lakehouse, monkeypatch) -> list[bytes]:
+    """Right before the first write of the marker (B's), a whole expiration keeping 2
+    versions (A) runs; returns a list that gets what B's write was about to say."""
     from trinityfs.storage import Storage
 
-    lake = _lake(tmp_path)
-    latest = lake.latest_version()
     real_write = Storage.write
     overtaken: list[bytes] = []
 
     def write(self, loc, data, *args, **kwargs):
         if loc == OLDEST_VERSION and not overtaken:
-            overtaken.append(bytes(data))  # B, between its re-read and its write
+            overtaken.append(bytes(data))
             with expiring_later():
                 Lakehouse.open(lake.url).expire(max_age_millis=0, min_versions=2, grace_millis=0)
         return real_write(self, loc, data, *args, **kwargs)
 
     monkeypatch.setattr(Storage, "write", write)
-    with expiring_later():
-        lake.expire(max_age_millis=0, min_versions=5, grace_millis=0)  # B
-    monkeypatch.undo()
-    assert overtaken == [str(latest - 4).encode()]
-    marker = int(lake.storage.read(OLDEST_VERSION))
-    assert lake.storage.exists(root_node_file(marker)), f"marker {marker} names a deleted root"
-    assert marker == latest - 1
-    lake.expire()
-    assert lake.fsck().ok
-    assert len(lake.list_tables("ns")) == 20
+    return overtaken
 
 
-def test_repair_overtaken_by_a_faster_expiration(tmp_path, monkeypatch) -> None:
-    """B's repair checks its target root, then A (keeping fewer versions) deletes that
-    root and finishes, repair included, then B's write lands: B must check again after
-    writing. Seen in a loaded quick-suite run of the threaded test above (marker 18,
-    root 18 gone)."""
-    from trinityfs.storage import Storage
-
+@pytest.mark.parametrize("b_step", ["whole expiration", "marker repair"])
+def test_marker_written_after_a_faster_expiration_finished(tmp_path, monkeypatch, b_step) -> None:
+    """B is about to write the marker (while expiring: after its re-read; in its repair:
+    after its check of the root), then A (keeping fewer versions) runs to completion,
+    repair included, then B's lower marker lands. B's own roots, cached while it chose
+    what to keep, must not hide that A deleted them, and the repair must check again
+    after writing. Seen in loaded quick-suite runs of the threaded test above (marker
+    17, root 17 gone; marker 18, root 18 gone)."""
     lake = _lake(tmp_path)
     latest = lake.latest_version()
-    real_write = Storage.write
-    overtaken: list[bytes] = []
-
-    def write(self, loc, data, *args, **kwargs):
-        if loc == OLDEST_VERSION and not overtaken:
-            overtaken.append(bytes(data))  # B, between its check and its write
-            with expiring_later():
-                Lakehouse.open(lake.url).expire(max_age_millis=0, min_versions=2, grace_millis=0)
-        return real_write(self, loc, data, *args, **kwargs)
-
-    monkeypatch.setattr(Storage, "write", write)
-    expire_module._repair_marker_after(lake.engine, latest - 4)  # B, which kept latest - 4
+    overtaken = _faster_expiration_at_first_marker_write(lake, monkeypatch)
+    if b_step == "whole expiration":
+        with expiring_later():
+            lake.expire(max_age_millis=0, min_versions=5, grace_millis=0)
+    else:
+        expire_module._repair_marker_after(lake.engine, latest - 4)  # B kept latest - 4
     monkeypatch.undo()
     assert overtaken == [str(latest - 4).encode()]
     marker = int(lake.storage.read(OLDEST_VERSION))
