@@ -235,3 +235,15 @@ def test_the_last_flush_of_the_definitions_runs_in_the_committing_thread(lake, m
     assert threads[root_temp] != [me]
     pooled = [p for p, names in threads.items() if names != [me]]
     assert root_temp in pooled and os.path.dirname(definition) in pooled
+
+
+def test_a_sync_of_nothing_flushes_nothing(tmp_path, monkeypatch):
+    """`start_sync([])` with no new directory: no flush, no error (the committing
+    thread's own flush is taken only when there is one)."""
+    calls = []
+    monkeypatch.setattr(os, "fsync", lambda fd: calls.append(fd))
+    backend = local_module.LocalBackend(str(tmp_path), fsync=True)
+    wait = backend.start_sync([])
+    wait()
+    wait()
+    assert calls == []

@@ -371,7 +371,8 @@ class LocalBackend(Backend):
                     raise
                 flushes.extend(pooled)
                 try:
-                    _fsync_and_close(inline)  # this thread would only wait meanwhile
+                    if inline is not None:
+                        _fsync_and_close(inline)  # this thread would only wait meanwhile
                 except Exception as exc:
                     failed.append(exc)
                     raise
@@ -387,7 +388,7 @@ class LocalBackend(Backend):
 
     def _submit_flushes(
         self, dirs: set[tuple[str, ...]], locs: Sequence[str]
-    ) -> tuple[list[Future[None]], int]:
+    ) -> tuple[list[Future[None]], int | None]:
         """An fsync per directory and file, each on a thread of its own (fsync releases
         the GIL) but the last one, whose descriptor is returned for the caller's thread
         to flush and close (it would only wait meanwhile: one hand-off fewer per
@@ -402,7 +403,7 @@ class LocalBackend(Backend):
             for fd in fds:
                 os.close(fd)
             raise
-        inline = fds.pop()
+        inline = fds.pop() if fds else None  # None: nothing to flush at all
         return [_flusher().submit(_fsync_and_close, fd) for fd in fds], inline
 
     def create_if_absent(self, loc: str, data: bytes) -> bool:
