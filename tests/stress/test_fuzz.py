@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 from lake_fixtures import SMALL_TREE
 from lakecheck import read_state
 
+import trinityfs.storage.local as local_storage
 from trinityfs import Lakehouse
 from trinityfs.errors import TrinityError
 from trinityfs.format.definitions import encode_definition, new_lakehouse_def
@@ -61,28 +62,72 @@ class Hang(BaseException):
 
 
 class Watch:
-    """Every path the process opens or lists while `active`, outside the allowed ones."""
+    """Every path the process opens or lists while `active`, outside the allowed ones.
+
+    The audit hook sees path-based opens and listings. Opens relative to a directory
+    descriptor (`os.open(name, dir_fd=...)`, openat2 through ctypes) name no full path
+    in their audit event, so `guarded` also wraps `os.open` and the storage layer's
+    openat2 and checks what each new descriptor really points at (/proc/self/fd)."""
 
     def __init__(self) -> None:
         self.active = False
         self.allowed: tuple[str, ...] = ()
         self.escapes: list[str] = []
 
+    def check(self, path: str) -> None:
+        full = os.path.realpath(path)
+        if not (full + os.sep).startswith(self.allowed):
+            self.escapes.append(full)
+
+    def check_fd(self, fd: int) -> None:
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            return
+        if target.startswith("/"):  # not a pipe or socket
+            self.check(target.removesuffix(" (deleted)"))
+
     def hook(self, event: str, args: tuple) -> None:
         if not self.active or event not in ("open", "os.listdir", "os.scandir"):
             return
         path = args[0] if args else None
-        if isinstance(path, int) or path is None:
+        if path is None:
+            return
+        if isinstance(path, int):
+            self.check_fd(path)
             return
         if isinstance(path, bytes):
             path = os.fsdecode(path)
-        full = os.path.realpath(os.fspath(path))
-        if not (full + os.sep).startswith(self.allowed):
-            self.escapes.append(full)
+        self.check(os.fspath(path))
 
 
 WATCH = Watch()
 sys.addaudithook(WATCH.hook)
+_REAL_OS_OPEN = os.open
+
+
+def _watched_os_open(path: Any, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+    fd = _REAL_OS_OPEN(path, flags, mode, dir_fd=dir_fd)
+    if WATCH.active:
+        WATCH.check_fd(fd)
+    return fd
+
+
+class _WatchedOpenAt2:
+    """The storage layer's openat2, with every descriptor it returns checked."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    @property
+    def enabled(self) -> bool:
+        return self.inner.enabled
+
+    def open(self, dir_fd: int, path: str, flags: int) -> int:
+        fd = self.inner.open(dir_fd, path, flags)
+        if fd >= 0 and WATCH.active:
+            WATCH.check_fd(fd)
+        return fd
 
 
 @contextmanager
@@ -99,17 +144,22 @@ def guarded(root: Path) -> Iterator[None]:
 
     previous = signal.signal(signal.SIGALRM, alarm)
     signal.setitimer(signal.ITIMER_REAL, HANG_SECONDS)
+    openat2 = local_storage._OPENAT2
+    os.open = _watched_os_open
+    local_storage._OPENAT2 = _WatchedOpenAt2(openat2)
     WATCH.active = True
     try:
         yield
     finally:
         WATCH.active = False
+        os.open = _REAL_OS_OPEN
+        local_storage._OPENAT2 = openat2
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
     assert not WATCH.escapes, f"opened or listed outside the root: {WATCH.escapes[:5]}"
 
 
-def test_the_watch_sees_escapes(tmp_path) -> None:
+def test_the_watch_sees_escapes(tmp_path, monkeypatch) -> None:
     """The guard itself: opening or listing outside the root is caught."""
     (tmp_path / "inside").mkdir()
     outside = tmp_path / "outside.txt"
@@ -118,6 +168,27 @@ def test_the_watch_sees_escapes(tmp_path) -> None:
         outside.read_text()
     with pytest.raises(AssertionError, match="outside the root"), guarded(tmp_path / "inside"):
         os.listdir(tmp_path)
+    inside = os.open(tmp_path / "inside", os.O_RDONLY | os.O_DIRECTORY)
+    above = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        # relative to a directory descriptor: the audit event names only "outside.txt",
+        # which read against the working directory would be a file inside
+        monkeypatch.chdir(tmp_path / "inside")
+        with pytest.raises(AssertionError, match="outside the root"), guarded(tmp_path / "inside"):
+            os.close(os.open("outside.txt", os.O_RDONLY, dir_fd=above))
+        with pytest.raises(AssertionError, match="outside the root"), guarded(tmp_path / "inside"):
+            os.close(os.open("../outside.txt", os.O_RDONLY, dir_fd=inside))
+        with pytest.raises(AssertionError, match="outside the root"), guarded(tmp_path / "inside"):
+            os.listdir(above)
+        if local_storage._OPENAT2.enabled:  # the storage layer's own openat2
+            escape = pytest.raises(AssertionError, match="outside the root")
+            with escape, guarded(tmp_path / "inside"):
+                fd = local_storage._OPENAT2.open(above, "outside.txt", os.O_RDONLY)
+                assert fd >= 0
+                os.close(fd)
+    finally:
+        os.close(inside)
+        os.close(above)
     with guarded(tmp_path / "inside"):
         (tmp_path / "inside" / "x").write_text("fine")
 
