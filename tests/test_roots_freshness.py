@@ -72,7 +72,7 @@ def _reader(lake: Lakehouse, clock: Clock | None = None) -> tuple[Lakehouse, Rec
     reader = Lakehouse.open(lake.url, storage_options=options)
     if clock is not None:
         reader.engine.roots._clock = clock
-        reader.engine.roots._confirmed_at = -math.inf
+        reader.engine.roots._distrust_from(0)  # confirmations by the real clock: void
     reader.describe_table("ns", "t1")  # warm: root, nodes, definitions cached
     return reader, Recorder(reader.storage)
 

@@ -230,7 +230,7 @@ class Lakehouse(FrontEndPrimitives):
     def latest_version(self, *, fresh: bool = False) -> int:
         """The latest version: from memory within the freshness bound (unless `fresh`),
         else from storage."""
-        if not fresh:
+        if not fresh and self.freshness.max_staleness_seconds > 0:
             remembered = self._latest.remembered(self.freshness)
             if remembered is not None:
                 return remembered

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from trinityfs.catalog import ObjectRef
+from trinityfs.errors import TrinityError
 from trinityfs.fs import content as content_mod
 from trinityfs.fs.common import (
     SIZE_THREADS,
@@ -28,6 +29,7 @@ from trinityfs.fs.errors import (
     exists,
     is_a_directory,
     not_found,
+    to_os_error,
     translate,
 )
 from trinityfs.fs.files import TrinityReadFile, TrinityTextWriter, TrinityWriteFile
@@ -221,8 +223,10 @@ class ReadingMixin:
 
     def _object_data(self, t: _Target) -> bytes:
         """The JSON file of the object at `t` (cached by definition location)."""
-        with translate(t.p.path, lookup=True):
+        try:  # translate(t.p.path, lookup=True), spelt out: a warm cat's hot path
             return self.model.read(t.place)[2]
+        except TrinityError as exc:
+            raise to_os_error(exc, t.p.path, lookup=True) from exc
 
     def info(self, path: str, **kwargs: Any) -> dict[str, Any]:
         """type, size, kind, version (and properties for a namespace): a point lookup."""

@@ -244,11 +244,13 @@ class TrinityFileSystem(ReadingMixin, WritingMixin, AbstractFileSystem):
         p = parse_path(path)
         if p.ref is None:
             return _Target(p, None)
-        with translate(p.path, lookup=True):
+        try:  # translate(p.path, lookup=True), spelt out: every read resolves a path
             if p.ref.is_latest:
                 place = self.model.place(None, p.namespace, p.name, txn=self._current_txn())
             else:
                 place = self.model.place(p.ref.text, p.namespace, p.name)
+        except TrinityError as exc:
+            raise to_os_error(exc, p.path, lookup=True) from exc
         return _Target(p, place)
 
     def _writable(self, path: str) -> TrinityPath:

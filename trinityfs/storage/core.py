@@ -85,9 +85,14 @@ class Storage:
         """Drop cached bytes of `loc` (they did not decode: the next read goes to storage)."""
         self.cache.discard(loc)
 
-    def exists(self, loc: str) -> bool:
-        """Whether a file exists at `loc` (a warm reader's one request: kept lean)."""
-        loc = _validate(loc)
+    def exists(self, loc: str, *, built: bool = False) -> bool:
+        """Whether a file exists at `loc` (a warm reader's one request: kept lean).
+
+        `built`: `loc` came from a name function of the format layer (a root's name),
+        valid by construction, so it is not validated again.
+        """
+        if not built:
+            loc = _validate(loc)
         self.stats.record("exists")
         try:
             return self.backend.exists(loc)

@@ -105,8 +105,15 @@ class RootDir:
     def fd(self) -> int:
         """The open root descriptor (FileNotFoundError when the root does not exist)."""
         fd = self._fd
-        if fd >= 0 and self._still_ours(fd):
-            return fd
+        if fd >= 0:  # still our root: same directory, not removed (kept flat: every
+            try:  # operation, a warm reader's probe among them, runs this)
+                st = os.fstat(fd)
+            except OSError:
+                pass
+            else:
+                dev, ino = self._identity
+                if st.st_ino == ino and st.st_dev == dev and st.st_nlink > 0:
+                    return fd
         with self._lock:
             if self._fd == fd:  # no other thread replaced it meanwhile
                 if fd >= 0:
@@ -120,13 +127,6 @@ class RootDir:
                 self._identity = (st.st_dev, st.st_ino)
                 self._fd = new
             return self._fd
-
-    def _still_ours(self, fd: int) -> bool:
-        try:
-            st = os.fstat(fd)
-        except OSError:
-            return False
-        return (st.st_dev, st.st_ino) == self._identity and st.st_nlink > 0
 
     def _retire(self, fd: int) -> None:
         """Stop using `fd`: keep it open a while if it is still our directory (removed)."""

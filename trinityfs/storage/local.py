@@ -468,7 +468,10 @@ class LocalBackend(Backend):
 
     def exists(self, loc: str) -> bool:
         try:
-            st = self._stat(loc)
+            if self.base or "/" in loc:
+                st = self._stat(loc)
+            else:  # a file right in the root: a warm reader's probe of the next root
+                st = os.stat(loc, dir_fd=self._root_dir.fd(), follow_symlinks=False)
         except (FileNotFoundError, NotADirectoryError):
             return False
         return stat.S_ISREG(st.st_mode)

@@ -29,6 +29,7 @@ Warm readers never read the hint.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import threading
@@ -78,6 +79,10 @@ HINT_INTERVAL = 8
 #: rebuilds from rather than flushes (FlushPolicy.rebuild_messages).
 COLUMN_BUFFER_FROM = DEFAULT_REBUILD_MESSAGES
 
+#: Root file names of the versions asked about lately (a pure function of the version:
+#: a warm reader probes the same next root again and again).
+_root_name = functools.lru_cache(maxsize=64)(root_node_file)
+
 
 def parse_marker(text: bytes) -> int | None:
     """The version a marker file holds, None when it is not a decimal version."""
@@ -102,9 +107,9 @@ class RootStore:
         self._roots: LRU[int, Node] = LRU(cached_roots)
         self._lock = threading.Lock()
         self._clock = clock
-        # the latest version this store confirmed, and the monotonic time it was latest
-        self._known: int | None = None
-        self._confirmed_at = -math.inf
+        # (the latest version this store confirmed, the monotonic time it was latest):
+        # replaced whole under the lock, so one read of it outside the lock is consistent
+        self._trust: tuple[int | None, float] = (None, -math.inf)
         self._window = 0.0  # seconds a confirmation is trusted (0 until a def is read)
         self._hint_lags = True  # the hint seen last was missing, malformed or far behind
         self.hint_interval = max(1, getattr(storage.backend, "hint_interval", HINT_INTERVAL))
@@ -160,7 +165,7 @@ class RootStore:
     # -- roots ----------------------------------------------------------------------
 
     def exists(self, version: int) -> bool:
-        return self.storage.exists(root_node_file(version))
+        return self.storage.exists(_root_name(version), built=True)
 
     def create(
         self, version: int, data: bytes, first_durable: Callable[[], None] | None = None
@@ -196,7 +201,7 @@ class RootStore:
         root = self._roots.get(version)
         if root is not None:
             return root
-        location = root_node_file(version)
+        location = _root_name(version)
         try:
             data = self.storage.read_immutable(location)
             decoded = decode_node(data, None, location, buffer_columns_from=COLUMN_BUFFER_FROM)
@@ -243,7 +248,8 @@ class RootStore:
             validate_lakehouse_def(ldef)
             remember_lakehouse_def(location, data, ldef)
         with self._lock:
-            if version is not None and (self._known is None or version >= self._known):
+            known = self._trust[0]
+            if version is not None and (known is None or version >= known):
                 self._window = commit_window_millis(ldef) / 2000
         return location, ldef
 
@@ -251,12 +257,17 @@ class RootStore:
 
     def latest_version(self) -> int:
         """The latest version: one probe of the next root when this store confirmed the
-        latest within the trust window, else `latest_from_markers` (module doc)."""
-        known = self.trusted_latest()
-        if known is None:
-            return self.latest_from_markers()
+        latest within the trust window, else `latest_from_markers` (module doc).
+
+        A warm reader's every "latest" runs this, so it is kept flat: one clock reading
+        both checks the trust window and dates the confirmation (taken before the probe,
+        as `_confirm` wants), the trust state is read without the lock (one tuple), and
+        the probe's name is remembered (`_root_name`)."""
         started = self._clock()
-        if self.exists(known + 1):
+        known, since = self._trust
+        if known is None or started - since >= self._window:
+            return self.latest_from_markers()
+        if self.storage.exists(_root_name(known + 1), built=True):
             known = self._gallop(known + 1)
         self._confirm(known, started)
         return known
@@ -286,10 +297,10 @@ class RootStore:
     def trusted_latest(self) -> int | None:
         """The remembered latest version while its confirmation is within the trust
         window (no request), else None."""
-        with self._lock:
-            if self._known is None or self._clock() - self._confirmed_at >= self._window:
-                return None
-            return self._known
+        known, since = self._trust
+        if known is None or self._clock() - since >= self._window:
+            return None
+        return known
 
     def confirmed_latest(self, version: int) -> bool:
         """Whether `version` is the latest this store confirmed within the trust window.
@@ -303,17 +314,17 @@ class RootStore:
     def _confirm(self, version: int, at: float) -> None:
         """Root `version` was the latest at monotonic time `at` (taken before asking)."""
         with self._lock:
-            known = self._known
-            if known is None or version > known or self._confirmed_at == -math.inf:
-                self._known, self._confirmed_at = version, at
-            elif version == known:
-                self._confirmed_at = max(self._confirmed_at, at)
+            known, since = self._trust
+            newer = known is None or version > known or since == -math.inf
+            if newer or (version == known and at > since):
+                self._trust = (version, at)
 
     def _distrust_from(self, version: int) -> None:
         """A root at or below the remembered latest vanished: trust nothing remembered."""
         with self._lock:
-            if self._known is not None and version <= self._known:
-                self._confirmed_at = -math.inf
+            known = self._trust[0]
+            if known is not None and version <= known:
+                self._trust = (known, -math.inf)
 
     def _gallop(self, known: int) -> int:
         step = 1
