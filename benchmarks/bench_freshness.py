@@ -9,8 +9,9 @@ the same JSON definitions are written as plain files. Then rounds alternate:
 - trinity pinned: `cat("v/<version>/ns/t")` (no probe: versions are immutable);
 - trinity bounded: the same with `Freshness(max_staleness_seconds=60)` (no request).
 
-Storage requests per cat are counted next to the times (they do not depend on the
-machine). Also: requests of a cold `latest_version()` with the hint lagging by 0..7.
+Storage requests and Python/C function calls per cat are counted next to the times
+(they do not depend on the machine). Also: requests of a cold `latest_version()` with
+the hint lagging by 0..7.
 
     python benchmarks/bench_freshness.py --tables 100000 --rounds 5 --cats 2000
 """
@@ -35,6 +36,24 @@ from trinityfs.catalog import Freshness
 from trinityfs.fs.spec import TrinityFileSystem
 from trinityfs.storage import Storage
 from trinityfs.txn.roots import HINT_INTERVAL
+
+
+def calls(fn, item) -> int:
+    """Python and C function calls of one `fn(item)` (a count that does not depend on
+    the machine, printed next to the times)."""
+    count = 0
+
+    def profile(frame, event, arg) -> None:
+        nonlocal count
+        if event in ("call", "c_call"):
+            count += 1
+
+    sys.setprofile(profile)
+    try:
+        fn(item)
+    finally:
+        sys.setprofile(None)
+    return count - 1  # sys.setprofile(None) itself
 
 
 def timed(fn, items) -> float:
@@ -95,11 +114,12 @@ def main() -> None:
                     requests[kind].append((stats.snapshot()["requests"] - before) / len(items))
         base = statistics.median(times["fsspec local cat"])
         print(f"\nwarm cat, {args.tables:,} tables, median of {args.rounds} interleaved rounds")
-        print(f"{'kind':<18} {'us/cat':>8} {'x local':>8} {'requests/cat':>13}")
-        for kind in kinds:
+        print(f"{'kind':<18} {'us/cat':>8} {'x local':>8} {'requests/cat':>13} {'calls/cat':>10}")
+        for kind, (fn, items, _) in kinds.items():
             med = statistics.median(times[kind])
             req = f"{statistics.mean(requests[kind]):.3f}" if requests[kind] else "-"
-            print(f"{kind:<18} {med:8.1f} {med / base:8.2f} {req:>13}")
+            n = min(calls(fn, item) for item in items[:20])
+            print(f"{kind:<18} {med:8.1f} {med / base:8.2f} {req:>13} {n:>10}")
 
         print(f"\ncold latest_version() by hint lag (hint written every {HINT_INTERVAL} versions)")
         lake = Lakehouse.open(str(root))

@@ -299,7 +299,8 @@ class ReadingMixin:
         """fsspec's cat; one exact path (the common call) goes straight to `cat_file`,
         as fsspec's would after expanding it to itself (names are literal here)."""
         if isinstance(path, str) and not recursive and "assume_literal" not in kwargs:
-            return self.cat_file(self._strip_protocol(path), **kwargs)
+            # (cat_file's parse strips the protocol, and remembers the text it parsed)
+            return self.cat_file(path, **kwargs)
         return super().cat(path, recursive=recursive, on_error=on_error, **kwargs)
 
     def cat_file(

@@ -245,8 +245,11 @@ class TrinityFileSystem(ReadingMixin, WritingMixin, AbstractFileSystem):
         if p.ref is None:
             return _Target(p, None)
         try:  # translate(p.path, lookup=True), spelt out: every read resolves a path
-            if p.ref.is_latest:
-                place = self.model.place(None, p.namespace, p.name, txn=self._current_txn())
+            if p.ref.kind == "latest":
+                local = self._local  # `_current_txn()`, its common case inlined
+                intrans = getattr(local, "intrans", False)
+                txn = self._current_txn() if intrans else getattr(local, "txn", None)
+                place = self.model.place(None, p.namespace, p.name, txn=txn)
             else:
                 place = self.model.place(p.ref.text, p.namespace, p.name)
         except TrinityError as exc:
