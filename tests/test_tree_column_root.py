@@ -97,6 +97,27 @@ def test_column_buffer_finds_non_ascii_keys_in_a_sliced_column(key_type, sample,
         assert buffer.between(lo, hi) == expected, (lo, hi)
 
 
+@pytest.mark.parametrize("sample", [2, 64])
+def test_column_buffer_takes_a_lone_surrogate_key_in_code_point_order(sample, monkeypatch):
+    monkeypatch.setattr(columns, "SAMPLE", sample)
+    # U+D7FF < lone surrogates (U+D800-U+DFFF, never stored: not UTF-8) < U+E000
+    names = sorted(f"{c}{i}" for c in ("a", "\ud7ff", "\ue000", "\uffff", "z") for i in range(5))
+    rows = [(k, f"v/{i}.binpb", 2) for i, k in enumerate(names)]
+    cols = _columns(rows)
+    buffer = ColumnBuffer.from_columns(cols.keys, cols.values, cols.versions)
+    twin = MessageBuffer((k, (v, t)) for k, v, t in rows)
+    assert buffer is not None
+    for key in ("\ud800", "\udfff", "\ud7ff\udc00", "a\ud800", "\ue000\udbff"):
+        assert buffer.get(key) is None and key not in buffer, repr(key)
+    bounds = ["", "\ud800", "\udfff0", "\ud7ff3\ud800", "\ue000", "a2\udc00", None]
+    for lo in bounds[:-1]:
+        for hi in bounds[1:]:
+            expected = sorted(
+                (k, m[0]) for k, m in twin.items() if lo <= k and (hi is None or k < hi)
+            )
+            assert buffer.between(lo, hi) == expected, (lo, hi)
+
+
 def test_a_buffer_not_sorted_by_key_is_decoded_message_by_message():
     # a root written by several commits is ordered by (version, key), not by key
     rows = [("b", "v/b.binpb", 1), ("a", "v/a.binpb", 2), ("b", None, 2)]

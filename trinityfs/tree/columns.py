@@ -24,12 +24,19 @@ SLICE = 1024
 SAMPLE = 64
 
 
+def _utf8(key: str) -> bytes:
+    """`key` as UTF-8, a lone surrogate (never in a stored key) as the 3 bytes it would
+    take: total on any str, and byte order stays code point order (U+D7FF < U+D800-DFFF
+    < U+E000), so such a key is found nowhere and bounds a range where it sorts."""
+    return key.encode("utf-8", "surrogatepass")
+
+
 class _KeyView:
     """The sorted key column seen as a sequence of UTF-8 `bytes`, for `bisect`.
 
     Read straight from the column's offsets and data buffers: converting an Arrow scalar
     per probe cost ~3 us, most of a warm lookup in a root a bulk load left. UTF-8 byte
-    order is code point order, so a search for `key.encode()` lands where a search for
+    order is code point order, so a search for `_utf8(key)` lands where a search for
     `key` among the str keys would.
     """
 
@@ -96,7 +103,7 @@ class ColumnBuffer(Mapping[str, Message]):
         return len(self._keys)
 
     def _find(self, key: str) -> int:
-        encoded = key.encode()
+        encoded = _utf8(key)
         i = self._view.find(encoded)
         return i if i < len(self._keys) and self._view[i] == encoded else -1
 
@@ -139,8 +146,8 @@ class ColumnBuffer(Mapping[str, Message]):
 
     def between(self, lo: str, hi: str | None) -> list[tuple[str, str | None]]:
         """(key, value or None) with lo <= key < hi (hi None: unbounded), by key."""
-        start = self._view.find(lo.encode())
-        stop = len(self._keys) if hi is None else self._view.find(hi.encode(), start)
+        start = self._view.find(_utf8(lo))
+        stop = len(self._keys) if hi is None else self._view.find(_utf8(hi), start)
         return [(key, value) for key, value, _version in self.rows(start, stop)]
 
     def copy(self) -> MessageBuffer:
