@@ -34,6 +34,10 @@ def test_bulk_names_equal_key_by_key_decoding(kind):
         "C===ns        abc",  # too short
         "C===ns        abcdefghijklm",  # too long
         "D===ns        abc         ",  # another kind's prefix
+        "C===ns        abc\t        ",  # a tab in the padding (str.rstrip() strips it)
+        "C===ns        abc \x1c       ",  # an ASCII separator in the padding (likewise)
+        "C===ns        abc        \n",  # a line feed ending the key
+        "C===ns        \u00e9b        ",  # non-ASCII, padded as if one byte per char
     ],
 )
 def test_a_bad_key_in_a_listing_fails_like_decode(bad):

@@ -9,6 +9,7 @@ import pytest
 import trinityfs.catalog.reader as reader_module
 from trinityfs import Lakehouse
 from trinityfs.catalog.model import ObjectRef
+from trinityfs.errors import NamespaceNotFoundError
 from trinityfs.format.paths import all_plainly_safe, unsafe_location_problem
 from trinityfs.fs import TrinityFileSystem
 
@@ -40,6 +41,23 @@ def test_object_names_are_the_objects_in_name_order(lake):
         ("o016", "table"),
         ("o017", "table"),
     ]
+
+
+@pytest.mark.parametrize("page_size", [1, 2, 7, 1000])
+def test_object_name_columns_are_the_object_names_as_two_lists(lake, page_size):
+    lake.create_namespace("empty")
+    with lake.transaction() as txn:
+        txn.create_namespace("views")
+        txn.create_view("views", "w", {"properties": {"sql": "select 1"}})
+    snap = lake.at(lake.latest_version())
+    for ns in ("tables", "mixed", "empty", "views"):
+        for after in (None, "o015", "t004", "t029", "zz"):
+            pairs = list(snap.iter_object_names(ns, after, page_size))
+            names, kinds = snap.object_name_columns(ns, after, page_size)
+            assert (names, kinds) == ([n for n, _ in pairs], [k for _, k in pairs]), (ns, after)
+    assert snap.object_name_columns("mixed")[1].count("view") == 10
+    with pytest.raises(NamespaceNotFoundError):
+        snap.object_name_columns("nope")
 
 
 def test_a_namespace_of_one_kind_is_listed_without_a_merge(lake, monkeypatch):

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import bisect
+
 import pytest
-from fs_helpers import make_fs
+from fs_helpers import NO_FSYNC, make_fs
+
+from trinityfs import Lakehouse
 
 BIG = 1200  # more than one page (1000) of a key-range scan
 
@@ -119,3 +123,53 @@ def test_walk(sample):
     walked = {top: (dirs, files) for top, dirs, files in sample.walk("/")}
     assert walked["/"] == (["sales", "staging"], [])
     assert walked["/sales"] == ([], ["big_orders", "orders"])
+
+
+def _buffered_messages_by_level(lake) -> list[int]:
+    snap = lake.snapshot()._view
+    counts: list[int] = []
+    level = [snap.root]
+    while level:
+        counts.append(sum(len(node.buffer) for node in level))
+        level = [snap.nodes.resolve(c) for node in level for c in node.children or ()]
+    return counts
+
+
+def test_names_only_ls_applies_buffered_changes_at_every_level(tmp_path):
+    """Creates and drops still in the root's and internal nodes' buffers show in a
+    names-only listing of many pages (tables and views merged by name), as in the
+    detailed listing and the catalog's paged lists."""
+    path = str(tmp_path / "lake")
+    lake = Lakehouse.create(path, storage_options=NO_FSYNC, order=8, node_file_max_size_bytes=4096)
+    lake.create_namespace("ns")
+    expected = {f"t{i:05d}": "table" for i in range(2500)}
+    with lake.transaction() as txn:
+        for name in expected:
+            txn.create_table("ns", name)
+    for j in range(40):
+        if j % 2:
+            lake.drop_table("ns", f"t{j * 61:05d}")
+            del expected[f"t{j * 61:05d}"]
+        else:
+            lake.create_table("ns", f"t{j * 61:05d}x")
+            expected[f"t{j * 61:05d}x"] = "table"
+        if j % 5 == 0:
+            lake.create_view("ns", f"t{j * 50:05d}v", None)
+            expected[f"t{j * 50:05d}v"] = "view"
+    lake.drop_view("ns", "t00500v")
+    del expected["t00500v"]
+    buffered = _buffered_messages_by_level(lake)
+    assert buffered[0] > 0 and buffered[1] > 0 and buffered[2] > 0, buffered
+    names = sorted(expected)
+    fs = make_fs(path)
+    assert fs.ls("/ns", detail=False) == [f"/ns/{n}" for n in names]
+    assert [(e["name"], e["kind"]) for e in make_fs(path).ls("/ns")] == [
+        (f"/ns/{n}", expected[n]) for n in names
+    ]
+    snap = Lakehouse.open(path).snapshot()
+    tables = [n for n in names if expected[n] == "table"]
+    assert snap.list_tables("ns") == tables
+    assert snap.list_views("ns") == [n for n in names if expected[n] == "view"]
+    for after, limit in [(None, 1000), (tables[999], 1000), ("t00061", 5), ("t01830x", 3)]:
+        start = 0 if after is None else bisect.bisect_right(tables, after)
+        assert snap.list_tables("ns", start_after=after, limit=limit) == tables[start:][:limit]

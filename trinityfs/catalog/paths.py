@@ -259,11 +259,11 @@ class PathModel:
         return place.reader.list_objects(place.namespace)
 
     @staticmethod
-    def object_names(place: Place) -> list[tuple[str, Kind]]:
-        """(name, kind) of the tables and views of the namespace at `place`, by name (a
-        listing of many names: no ObjectRef per name)."""
+    def object_names(place: Place) -> tuple[list[str], list[Kind]]:
+        """(names, kinds) of the tables and views of the namespace at `place`, by name,
+        as two lists (a listing of many names: no ObjectRef nor tuple per name)."""
         assert place.namespace is not None
-        return list(place.reader.iter_object_names(place.namespace))
+        return place.reader.object_name_columns(place.namespace)
 
     def _oldest(self) -> int:
         """The oldest version, remembered: one that expired since only costs the

@@ -28,6 +28,7 @@ DEFINITION_TYPES: dict[str, type[Message]] = {
 }
 PAGE_SIZE = 1000
 T = TypeVar("T")
+_first = operator.itemgetter(0)
 
 
 def paged(
@@ -165,7 +166,7 @@ class CatalogReader:
         after = None
         if start_after is not None:
             after = self.keys.object_key(kind, namespace, start_after)
-        keys = [k for k, _ in self._view.scan_prefix(prefix, after, limit)]
+        keys = list(map(_first, self._view.scan_prefix(prefix, after, limit)))
         return self.keys.decode_names(kind, namespace, keys)
 
     def list_tables(self, namespace: str, start_after: str | None = None, limit: int | None = None):
@@ -232,6 +233,30 @@ class CatalogReader:
             )
 
         return merged()
+
+    def object_name_columns(
+        self, namespace: str, start_after: str | None = None, page_size: int = PAGE_SIZE
+    ) -> tuple[list[str], list[Kind]]:
+        """`iter_object_names` as two lists, names and kinds: a listing of many names
+        built a page at a time by list extends (no tuple and no generator step per
+        name; the kinds of a namespace of one kind are one repeated string)."""
+        columns: list[tuple[list[str], Kind]] = []
+        for kind in OBJECT_KINDS:
+            names: list[str] = []
+            for page in self._name_pages(kind, namespace, start_after, page_size):
+                names.extend(page)
+            if names:
+                columns.append((names, kind))
+        if len(columns) < 2:
+            names, kind = columns[0] if columns else ([], "table")
+            return names, [kind] * len(names)
+        merged = list(
+            heapq.merge(
+                *(zip(names, itertools.repeat(kind)) for names, kind in columns),
+                key=operator.itemgetter(0),
+            )
+        )
+        return list(map(operator.itemgetter(0), merged)), list(map(operator.itemgetter(1), merged))
 
     def iter_objects(
         self, namespace: str, start_after: str | None = None, page_size: int = PAGE_SIZE

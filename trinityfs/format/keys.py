@@ -8,6 +8,8 @@ str comparison (code point order) equals the UTF-8 byte order the format prescri
 
 from __future__ import annotations
 
+import itertools
+import operator
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -65,6 +67,22 @@ def decode_type_id(encoded: str) -> int:
 
 
 _FORBIDDEN_IN_NAME = re.compile(r"[\x00-\x20\x7f]")  # as trinityfs.format.names
+#: what str.rstrip() strips from an ASCII string besides spaces
+_ASCII_WHITESPACE_BUT_SPACE = "\t\n\v\f\r\x1c\x1d\x1e\x1f"
+#: keys joined at a time by `_plain_ascii` (bounds the joined copy to ~250 KB)
+_PLAIN_CHUNK = 1024
+
+
+def _plain_ascii(keys: list[str]) -> bool:
+    """Whether every key is ASCII without whitespace other than spaces, a chunk of keys
+    joined at a time: isascii() of a str is O(1) and `in` a memchr."""
+    for start in range(0, len(keys), _PLAIN_CHUNK):
+        chunk = "".join(keys[start : start + _PLAIN_CHUNK])
+        if not chunk.isascii() or any(ch in chunk for ch in _ASCII_WHITESPACE_BUT_SPACE):
+            return False
+    return True
+
+
 _KIND_PREFIX = {kind: encode_type_id(type_id) for kind, type_id in _KIND_TYPE_ID.items()}
 _PREFIX_KIND = {prefix: kind for kind, prefix in _KIND_PREFIX.items()}
 
@@ -231,19 +249,21 @@ class KeyCodec:
         """Names of `keys`, all keys of `kind` in `namespace` (a listing), decoded and
         checked in bulk: a few C-speed passes over the whole list instead of `decode`
         per key. Any key the bulk checks cannot vouch for (non-ASCII, wrong prefix or
-        length, empty or forbidden name) sends the list through `decode`, which raises
-        the precise error."""
+        length, empty or forbidden name, padding other than spaces) sends the list
+        through `decode`, which raises the precise error."""
         prefix = self.children_prefix(kind, namespace)
-        size = len(prefix) + self._name_max[kind]
+        if not keys:
+            return []
         cut = len(prefix)
-        names = [key[cut:].rstrip(" ") for key in keys]
+        # str.rstrip() without an argument is ~8x faster than rstrip(" "); it also strips
+        # the other ASCII whitespace, so `_plain_ascii` makes sure the keys hold none.
+        names = list(map(str.rstrip, map(operator.itemgetter(slice(cut, None)), keys)))
         joined = "".join(names)
         if (
-            prefix.isascii()
-            and joined.isascii()
-            and all(key.startswith(prefix) for key in keys)
-            and set(map(len, keys)) <= {size}
-            and all(names)
+            _plain_ascii(keys)
+            and set(map(len, keys)) == {cut + self._name_max[kind]}
+            and all(map(str.startswith, keys, itertools.repeat(prefix)))
+            and "" not in names
             and _FORBIDDEN_IN_NAME.search(joined) is None
         ):
             return names

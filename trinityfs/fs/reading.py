@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import operator
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -114,8 +113,7 @@ class ReadingMixin:
             ]
             return Listing([e["name"] for e in entries], lambda: entries)
         if p.is_namespace:
-            pairs = self.model.object_names(t.place)
-            names = list(map(operator.itemgetter(0), pairs))
+            names, kinds = self.model.object_names(t.place)
             joined = "".join(names)
             if "%" in joined or "/" in joined or "." in names or ".." in names:
                 names = [encode_name(name) for name in names]
@@ -124,7 +122,7 @@ class ReadingMixin:
             def entries() -> list[dict[str, Any]]:
                 return [
                     {"name": path, "type": "file", "size": None, "kind": kind, "version": version}
-                    for path, (_, kind) in zip(paths, pairs, strict=True)
+                    for path, kind in zip(paths, kinds, strict=True)
                 ]
 
             return Listing(paths, entries)
