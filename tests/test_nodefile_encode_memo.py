@@ -20,6 +20,8 @@ def empty_memo(monkeypatch):
     monkeypatch.setattr(nodefile, "_checked_tables", ())
     monkeypatch.setattr(nodefile, "_checked_buffers", ())
     monkeypatch.setattr(nodefile, "_checked_messages", {})
+    monkeypatch.setattr(nodefile, "_table_segments", ())
+    monkeypatch.setattr(nodefile, "_buffer_segments", ())
 
 
 def _root(buffer: list, keys=None, values=None, children=None) -> NodeFile:
@@ -38,9 +40,15 @@ def _messages(n: int, first_version: int = 1) -> list[tuple]:
 
 
 def _unmemoized(node: NodeFile, compression: str | None = "zstd") -> bytes:
-    names = ("_checked_tables", "_checked_buffers", "_checked_messages", "_table_segments")
+    names = (
+        "_checked_tables",
+        "_checked_buffers",
+        "_checked_messages",
+        "_table_segments",
+        "_buffer_segments",
+    )
     saved = [getattr(nodefile, name) for name in names]
-    for name, empty in zip(names, ((), (), {}, ()), strict=True):
+    for name, empty in zip(names, ((), (), {}, (), ()), strict=True):
         setattr(nodefile, name, empty)
     try:
         return encode_node(node, ORDER, compression=compression)

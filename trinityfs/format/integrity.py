@@ -54,12 +54,12 @@ def _content_bits(data: bytes) -> int:
     return int.from_bytes(digest[:8], "big") >> (64 - HASH_BITS)
 
 
-def _pack(free: int) -> uuid.UUID:
-    """Lay 122 free bits into a UUID around its version (8) and variant (0b10) bits."""
+def _pack_int(free: int) -> int:
+    """Lay 122 free bits into a UUID's 128 around its version (8) and variant (0b10) bits."""
     top48 = free >> 74
     mid12 = (free >> 62) & 0xFFF
     low62 = free & ((1 << 62) - 1)
-    return uuid.UUID(int=(top48 << 80) | (0x8 << 76) | (mid12 << 64) | (0b10 << 62) | low62)
+    return (top48 << 80) | (0x8 << 76) | (mid12 << 64) | (0b10 << 62) | low62
 
 
 def _unpack(value: uuid.UUID) -> int:
@@ -74,7 +74,9 @@ def content_uuid(data: bytes) -> str:
         | (SCHEME_TAG << RANDOM_BITS)
         | secrets.randbits(RANDOM_BITS)
     )
-    return str(_pack(free))
+    # str(uuid.UUID(int=...)) without the object (a create names a file every commit)
+    text = f"{_pack_int(free):032x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 def name_hash(location: str) -> int | None:

@@ -25,6 +25,7 @@ import threading
 from array import array
 from dataclasses import dataclass
 from itertools import accumulate
+from typing import NamedTuple
 
 import pyarrow as pa
 
@@ -327,8 +328,7 @@ def write_node_ipc(
 _NATIVE_INT32 = sys.byteorder == "little" and array("i").itemsize == 4
 
 
-@dataclass(frozen=True)
-class Segment:
+class Segment(NamedTuple):
     """Consecutive rows of the four columns: per column the value end offsets from the
     segment's start (int32 LE, one per row), the digest lanes (int32 LE sizes, -1 for a
     null), the values' UTF-8 bytes and the validity bits (bit i set: row i not null)."""
@@ -350,35 +350,50 @@ def segment(columns: list[list[str | None]]) -> Segment | None:
     for column in columns:
         if len(column) != rows:
             return None
-        present = [value for value in column if value is not None]
-        if not {*map(type, present)} <= {str}:
-            return None
-        joined = "".join(present)
+        if None not in column:  # every row set (`in` compares by identity first)
+            if not {*map(type, column)} <= _STR:
+                return None
+            joined = "".join(column)
+            bits = (1 << rows) - 1
+        else:
+            types = {*map(type, column)}
+            if types == _NONE:  # every row null: a run of zero offsets
+                ends.append(bytes(4 * rows))
+                lanes.append(b"\xff" * (4 * rows))
+                data.append(b"")
+                valid.append(0)
+                continue
+            if not types <= _STR_OR_NONE:
+                return None
+            joined = "".join([value for value in column if value is not None])
+            bits = int("".join("0" if value is None else "1" for value in reversed(column)), 2)
         try:
             encoded = joined.encode("utf-8")
         except UnicodeEncodeError:
             return None
-        if len(encoded) == len(joined):  # ASCII: characters are bytes
-            column_sizes = [0 if value is None else len(value) for value in column]
-        else:
-            column_sizes = [0 if value is None else len(value.encode()) for value in column]
         if len(encoded) >= 1 << 31:  # int32 offsets
             return None
-        if len(present) == rows:
-            bits = (1 << rows) - 1
-            column_lanes = array("i", column_sizes).tobytes()
-        elif not present:
-            bits = 0
-            column_lanes = b"\xff" * (4 * rows)
+        ascii_only = len(encoded) == len(joined)  # then characters are bytes
+        if bits == (1 << rows) - 1:
+            sizes = list(map(len, column)) if ascii_only else [len(v.encode()) for v in column]
+            column_lanes = array("i", sizes).tobytes()
         else:
-            bits = int("".join("0" if value is None else "1" for value in reversed(column)), 2)
-            pairs = zip(column, column_sizes, strict=True)
+            if ascii_only:
+                sizes = [0 if value is None else len(value) for value in column]
+            else:
+                sizes = [0 if value is None else len(value.encode()) for value in column]
+            pairs = zip(column, sizes, strict=True)
             column_lanes = array("i", [-1 if v is None else size for v, size in pairs]).tobytes()
-        ends.append(array("i", accumulate(column_sizes)).tobytes())
+        ends.append(array("i", accumulate(sizes)).tobytes())
         lanes.append(column_lanes)
         data.append(encoded)
         valid.append(bits)
     return Segment(rows, tuple(ends), tuple(lanes), tuple(data), tuple(valid))
+
+
+_STR = frozenset({str})
+_NONE = frozenset({type(None)})
+_STR_OR_NONE = _STR | _NONE
 
 
 _ONES: dict[int, int] = {}
@@ -393,6 +408,26 @@ def _shifted(ends: bytes, rows: int, base: int) -> bytes:
     if ones is None:
         ones = _ONES[rows] = int.from_bytes(b"\x01\x00\x00\x00" * rows, "little")
     return (int.from_bytes(ends, "little") + base * ones).to_bytes(4 * rows, "little")
+
+
+def concat_segments(first: Segment, second: Segment) -> Segment | None:
+    """The segment of the rows of `first` then those of `second` (the same as `segment`
+    of the joined lists); None when a column's bytes would not fit int32 offsets."""
+    ends, data = [], []
+    for c, head in enumerate(first.data):
+        tail = second.data[c]
+        if len(head) + len(tail) >= 1 << 31:
+            return None
+        ends.append(first.ends[c] + _shifted(second.ends[c], second.rows, len(head)))
+        data.append(head + tail)
+    shift = first.rows
+    return Segment(
+        shift + second.rows,
+        tuple(ends),
+        tuple(a + b for a, b in zip(first.lanes, second.lanes, strict=True)),
+        tuple(data),
+        tuple(a | b << shift for a, b in zip(first.valid, second.valid, strict=True)),
+    )
 
 
 def write_segments(

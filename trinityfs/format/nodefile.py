@@ -21,7 +21,13 @@ from trinityfs.format.integrity import (
     verify_named_content,
     verify_rows_digest,
 )
-from trinityfs.format.ipcfile import Segment, segment, write_node_ipc, write_segments
+from trinityfs.format.ipcfile import (
+    Segment,
+    concat_segments,
+    segment,
+    write_node_ipc,
+    write_segments,
+)
 from trinityfs.format.keys import (
     KEY_CREATED_AT_MILLIS,
     KEY_LAKEHOUSE_DEF,
@@ -272,31 +278,40 @@ def _check_key_table_rows(node: NodeFile, order: int) -> None:
 _BUFFER_TYPE = pa.struct([("key", pa.string()), ("value", pa.string()), ("txn", pa.uint64())])
 
 
-def _small_buffer_lists(buffer: list) -> tuple[list, list, list] | None:
-    """(keys, values, txns as text) of a small buffer whose messages are all plain
-    (key str, safe location or None, int version) tuples; None when any is not (then
-    `_buffer_columns` checks it and names the problem)."""
+# A buffer's rows, checked: (memo entry (messages, keys, values, txns as text), how many
+# leading messages are those of `prefix`, the entry of an earlier buffer they repeat).
+BufferRows = tuple[tuple[list, list, list, list], int, tuple | None]
+
+
+def _small_buffer_lists(buffer: list) -> BufferRows | None:
+    """The checked rows of a small buffer whose messages are all plain (key str, safe
+    location or None, int version) tuples; None when any is not (then `_buffer_columns`
+    checks it and names the problem). The lists are the memo's: read, never change them."""
     if len(buffer) >= _VECTOR_MIN:
         return None
-    keys, values, txns, start = _checked_buffer_prefix(buffer)
+    prefix, start = _checked_buffer_prefix(buffer)
     tail = _small_tail_lists(buffer[start:])
     if tail is None:
         return None
-    keys, values, txns = keys + tail[0], values + tail[1], txns + tail[2]
+    if prefix is None:
+        keys, values, txns = tail
+    else:
+        keys, values, txns = prefix[1] + tail[0], prefix[2] + tail[1], prefix[3] + tail[2]
     global _checked_buffers
     entry = (list(buffer), keys, values, txns)
     _checked_buffers = (entry, *_checked_buffers[: _CHECKED_MAX - 1])
-    return list(keys), list(values), list(txns)
+    return entry, start, prefix
 
 
-def _checked_buffer_prefix(buffer: list) -> tuple[list, list, list, int]:
-    """The lists of the longest buffer checked before that `buffer` begins with (the
-    same message objects), and its length; empty lists and 0 when there is none."""
-    best: tuple[list, list, list, int] = ([], [], [], 0)
-    for messages, keys, values, txns in _checked_buffers:
+def _checked_buffer_prefix(buffer: list) -> tuple[tuple | None, int]:
+    """The memo entry of the longest buffer checked before that `buffer` begins with
+    (the same message objects), and its length; (None, 0) when there is none."""
+    best: tuple[tuple | None, int] = (None, 0)
+    for entry in _checked_buffers:
+        messages = entry[0]
         n = len(messages)
-        if best[3] < n <= len(buffer) and all(map(_same_message, buffer[:n], messages)):
-            best = (keys, values, txns, n)
+        if best[1] < n <= len(buffer) and all(map(_same_message, buffer[:n], messages)):
+            best = (entry, n)
     return best
 
 
@@ -383,15 +398,15 @@ def encode_node(node: NodeFile, order: int, *, compression: str | None = None) -
     system, table = _checked_head(node, order, compression)
     if not isinstance(node.buffer, list):
         raise _encode_error(f"buffer must be a list, got {type(node.buffer).__name__}")
-    lists = _small_buffer_lists(node.buffer)
-    if lists is not None:
-        data = _encode_segments(system, table, lists, compression)
+    rows = _small_buffer_lists(node.buffer)
+    if rows is not None:
+        data = _encode_segments(system, table, rows, compression)
         if data is not None:
             return data
     head_keys, head_values, head_pnodes, head_txns = _head_rows(node, order, system)
     arrays = None
-    if lists is not None:
-        arrays = _small_columns(lists, head_keys, head_values, head_pnodes, head_txns)
+    if rows is not None:
+        arrays = _small_columns(rows[0][1:], head_keys, head_values, head_pnodes, head_txns)
     if arrays is None:
         buf_keys, buf_values, buf_txns = _buffer_columns(node.buffer)
 
@@ -439,23 +454,49 @@ def _checked_head(
 def _encode_segments(
     system: list[tuple[str, str]],
     table: tuple[tuple, bool],
-    lists: tuple,
+    rows: BufferRows,
     compression: str | None,
 ) -> bytes | None:
     """The node file from its checked rows without pa.array (format/ipcfile.py
-    segments; the key table's kept from commit to commit); None: use pyarrow."""
+    segments; the key table's and the buffer's kept from commit to commit); None: use
+    pyarrow."""
     table_part = _key_table_segment(*table)
     if table_part is None:
         return None
     n_sys = len(system)
-    keys, values, txns = lists
     system_part = segment(
         [[key for key, _ in system], [value for _, value in system], [None] * n_sys, [None] * n_sys]
     )
-    buffer_part = segment([keys, values, [None] * len(keys), txns])
+    buffer_part = _buffer_segment(*rows)
     if system_part is None or buffer_part is None:
         return None
     return write_segments([system_part, table_part, buffer_part], compression, _pyarrow_node_file)
+
+
+# The rows of the buffers of `_checked_buffers` entries as ipcfile segments, by entry
+# (held, compared by identity), for buffers that repeat an earlier one: a commit's root
+# buffer is the previous root's plus this commit's messages, so only those are converted.
+_buffer_segments: tuple[tuple[tuple, Segment], ...] = ()
+
+
+def _buffer_segment(entry: tuple, start: int, prefix: tuple | None) -> Segment | None:
+    global _buffer_segments
+    head = None
+    if prefix is not None:
+        for held, part in _buffer_segments:
+            if held is prefix:
+                head = part
+                break
+    if head is None:
+        start = 0
+    _, keys, values, txns = entry
+    tail = segment([keys[start:], values[start:], [None] * (len(keys) - start), txns[start:]])
+    if tail is None:
+        return None
+    part = tail if head is None else concat_segments(head, tail)
+    if part is not None and prefix is not None:  # a buffer repeating an earlier one: a root's
+        _buffer_segments = ((entry, part), *_buffer_segments[: _CHECKED_MAX - 1])
+    return part
 
 
 def _head_rows(

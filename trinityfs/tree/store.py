@@ -12,6 +12,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from trinityfs.errors import CorruptFileError
+from trinityfs.format.keys import KEY_CREATED_AT_MILLIS
 from trinityfs.format.nodefile import decode_node, encode_node
 from trinityfs.format.paths import new_node_location
 from trinityfs.lru import LRU
@@ -103,11 +104,14 @@ class NodeStore:
         in parallel. The root itself is not written (its name is the version, created by
         the commit). Returns the locations written.
         """
-        pending: list[tuple[str, bytes]] = []
         written = _new_nodes_bottom_up(root)
+        if not written:  # most commits: the root alone is new
+            _detach_children(root)
+            return []
+        pending: list[tuple[str, bytes]] = []
         stamp = str(time.time_ns() // 1_000_000 if created_at_millis is None else created_at_millis)
         for node in written:
-            node.system = {"created_at_millis": stamp}
+            node.system = {KEY_CREATED_AT_MILLIS: stamp}
             data = encode_node(node.to_file(), self.order, compression=compression)
             location = new_node_location(data)
             pending.append((location, data))
@@ -182,7 +186,7 @@ class NodeEmitter:
 
     def __call__(self, node: Node) -> str:
         _detach_children(node)  # children of a cut node were emitted before it
-        node.system = {"created_at_millis": self.stamp}
+        node.system = {KEY_CREATED_AT_MILLIS: self.stamp}
         data = encode_node(node.to_file(), self.store.order, compression=self.compression)
         location = new_node_location(data)
         node.location = location

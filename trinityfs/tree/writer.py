@@ -102,8 +102,9 @@ class TreeWriter:
         return message[1] < self.version
 
     def _settle_root(self, root: Node) -> Node:
-        older = sum(1 for m in root.buffer.values() if self._older(m))
-        if older > self.policy.rebuild_messages:
+        limit = self.policy.rebuild_messages
+        # no more older messages than messages: counted only when there may be too many
+        if len(root.buffer) > limit and sum(map(self._older, root.buffer.values())) > limit:
             root = self._rebuild(root)
         while True:
             if self._root_over_budget(root):

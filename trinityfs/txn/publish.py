@@ -34,7 +34,13 @@ from trinityfs.errors import (
     VersionNotFoundError,
 )
 from trinityfs.format.definitions import decode_definition
-from trinityfs.format.keys import KEY_LAKEHOUSE_DEF, KeyCodec
+from trinityfs.format.keys import (
+    KEY_CREATED_AT_MILLIS,
+    KEY_LAKEHOUSE_DEF,
+    KEY_PREVIOUS_ROOT,
+    KEY_ROLLBACK_FROM_ROOT,
+    KeyCodec,
+)
 from trinityfs.format.nodefile import encode_node
 from trinityfs.format.paths import root_node_file
 from trinityfs.format.trinitylake_pb2 import NamespaceDef, TableDef, ViewDef
@@ -44,9 +50,7 @@ from trinityfs.txn.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 
-KEY_PREVIOUS_ROOT = "previous_root"
-KEY_ROLLBACK_FROM_ROOT = "rollback_from_root"
-KEY_CREATED_AT = "created_at_millis"
+KEY_CREATED_AT = KEY_CREATED_AT_MILLIS  # the name trinityfs/catalog/bulk.py imports
 
 
 def build_root(
@@ -86,7 +90,7 @@ def build_root(
         created = max(created, previous.created_at_millis + 1)
     if rollback_from is not None:
         system[KEY_ROLLBACK_FROM_ROOT] = root_node_file(rollback_from)
-    system[KEY_CREATED_AT] = str(created)
+    system[KEY_CREATED_AT_MILLIS] = str(created)
     system.update(extra or {})
     root.system = system
     written = emitter.written + nodes.write_new_nodes(root, compression=compression)
@@ -107,7 +111,7 @@ def verify_before_writing(engine: Engine, base: Snapshot) -> None:
 def create_first(engine: Engine, lakehouse_def: str, order: int) -> bool:
     """Create version 0 (an empty tree); False when a lakehouse already exists."""
     root = Node.empty_leaf()
-    root.system = {KEY_LAKEHOUSE_DEF: lakehouse_def, KEY_CREATED_AT: str(now_millis())}
+    root.system = {KEY_LAKEHOUSE_DEF: lakehouse_def, KEY_CREATED_AT_MILLIS: str(now_millis())}
     data = encode_node(root.to_file(), order)
     if not engine.roots.create(0, data):
         return False

@@ -41,6 +41,9 @@ from trinityfs.txn.snapshot import Snapshot, range_of_prefix
 
 log = logging.getLogger(__name__)
 
+# protobuf's enum wrapper resolves attributes through __getattr__ (~1 us): read once
+_SERIALIZABLE = IsolationLevel.SERIALIZABLE
+
 
 class Transaction:
     """Changes to one lakehouse, committed atomically as one new version."""
@@ -86,7 +89,7 @@ class Transaction:
         """Read-your-writes lookup of `key`'s definition location."""
         if key in self.pending:
             return self.pending[key]
-        if self.isolation == IsolationLevel.SERIALIZABLE:  # only it validates reads
+        if self.isolation == _SERIALIZABLE:  # only it validates reads
             self.deps.read_keys.add(key)
         return self.base.get(key)
 
@@ -94,7 +97,7 @@ class Transaction:
         self, prefix: str, after: str | None = None, limit: int | None = None
     ) -> list[tuple[str, str]]:
         """Keys with `prefix` (after `after`, at most `limit`), pending changes applied."""
-        if self.isolation == IsolationLevel.SERIALIZABLE:
+        if self.isolation == _SERIALIZABLE:
             self.deps.read_ranges.append(range_of_prefix(prefix))
         mine = sorted(
             (k, v)
@@ -364,7 +367,7 @@ class Transaction:
         """After a lost race: validate against every newer version, then move onto it."""
         engine = self.engine
         latest = engine.roots.latest_version()
-        serializable = self.isolation == IsolationLevel.SERIALIZABLE
+        serializable = self.isolation == _SERIALIZABLE
         try:
             for version in range(base.version + 1, latest + 1):
                 self.deps.validate(version, engine.changes(version), serializable)
