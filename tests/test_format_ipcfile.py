@@ -211,3 +211,30 @@ def test_a_bulk_loads_root_is_left_to_pyarrows_writer(monkeypatch):
     fitting = [pa.array(a.to_pylist()[: ipcfile.MAX_ROWS], pa.string()) for a in arrays]
     encode_node_arrays(fitting, compression=None)
     assert not calls
+
+
+@settings(max_examples=300, deadline=None)
+@given(arrays=column_sets(), cut=st.floats(0, 1))
+def test_joined_segments_are_the_segment_of_the_joined_rows(arrays, cut):
+    columns = [a.to_pylist() for a in arrays]
+    at = int(cut * len(columns[0]))
+    whole = ipcfile.segment(columns)
+    first = ipcfile.segment([c[:at] for c in columns])
+    second = ipcfile.segment([c[at:] for c in columns])
+    if whole is None:  # a lone surrogate: refused by either
+        assert first is None or second is None
+        return
+    assert ipcfile.concat_segments(first, second) == whole
+
+
+def test_a_segment_refuses_what_is_not_a_str_or_none():
+    class LooksNone:
+        def __eq__(self, other):
+            return other is None or other is self
+
+        __hash__ = object.__hash__
+
+    assert ipcfile.segment([["a"], [None], [None], [None]]) is not None
+    for odd in (LooksNone(), b"a", 1):
+        assert ipcfile.segment([["a", odd], ["a", "b"], [None, None], [None, None]]) is None
+        assert ipcfile.segment([[odd], [None], [None], [None]]) is None

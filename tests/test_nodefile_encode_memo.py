@@ -21,7 +21,7 @@ def empty_memo(monkeypatch):
     monkeypatch.setattr(nodefile, "_checked_buffers", ())
     monkeypatch.setattr(nodefile, "_checked_messages", {})
     monkeypatch.setattr(nodefile, "_table_segments", ())
-    monkeypatch.setattr(nodefile, "_buffer_segments", ())
+    monkeypatch.setattr(nodefile, "_buffer_segments", (), raising=False)
 
 
 def _root(buffer: list, keys=None, values=None, children=None) -> NodeFile:
@@ -47,7 +47,7 @@ def _unmemoized(node: NodeFile, compression: str | None = "zstd") -> bytes:
         "_table_segments",
         "_buffer_segments",
     )
-    saved = [getattr(nodefile, name) for name in names]
+    saved = [getattr(nodefile, name, ()) for name in names]
     for name, empty in zip(names, ((), (), {}, (), ()), strict=True):
         setattr(nodefile, name, empty)
     try:
@@ -171,3 +171,25 @@ def test_a_table_mutated_after_being_remembered_does_not_change_the_memo():
     remembered = nodefile._checked_tables[0]
     node.keys.append("C===ns  z   ")
     assert remembered[1] == ["C===ns  b   ", "C===ns  m   "]
+
+
+def test_a_growing_roots_buffer_converts_only_the_new_messages(monkeypatch):
+    """Each commit's root buffer is the previous one's plus the new messages: only those
+    are converted to Arrow buffers again (the rest is the remembered segment)."""
+    converted: list[int] = []
+    real = nodefile.segment
+
+    def spy(columns):
+        converted.append(len(columns[0]))
+        return real(columns)
+
+    monkeypatch.setattr(nodefile, "segment", spy)
+    messages = _messages(8)
+    node = _root(messages[:1])
+    for n in range(1, 9):
+        node = _copy(node, [tuple(m) for m in messages[:n]])
+        expected = _unmemoized(node)
+        converted.clear()
+        assert encode_node(node, ORDER, compression="zstd") == expected
+        if n >= 3:  # the first two build what is remembered
+            assert sorted(converted) == [1, 3]  # this commit's message; the 3 system rows
