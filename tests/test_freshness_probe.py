@@ -26,8 +26,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from expire_clock import expiring_later
 
 from trinityfs.catalog import Lakehouse
+from trinityfs.errors import VersionNotFoundError
 from trinityfs.fs.spec import TrinityFileSystem
 
 LOCAL = {"fsync": False}
@@ -110,3 +112,61 @@ def test_a_warm_latest_cat_costs_few_calls_more_than_a_pinned_one(tmp_path):
     before = _requests(fs)
     fs.cat(pinned)
     assert _requests(fs) == before
+
+
+# -- the catalog API: Lakehouse.at() / snapshot() / describe_* of the latest version ------
+
+
+def test_a_warm_latest_catalog_read_does_not_look_up_the_lakehouse_definition_again(tmp_path):
+    """(fails on the code before: every `Lakehouse.at()` built the version's tree again,
+    reading and checking its lakehouse definition: 5 lookups for 5 reads)"""
+    lake, _ = _lake_and_a_newer_copy(tmp_path)
+    writer = Lakehouse.open(str(lake), storage_options=LOCAL)
+    reader = Lakehouse.open(str(lake), storage_options=LOCAL)
+    roots = reader.engine.roots
+    looked_up: list[int] = []
+    real = roots.lakehouse_def
+
+    def counted(root):
+        looked_up.append(1)
+        return real(root)
+
+    roots.lakehouse_def = counted  # type: ignore[method-assign]
+    version = reader.latest_version()
+    for _ in range(5):
+        assert reader.describe_table("ns", "t0").id
+        assert reader.snapshot().version == version
+    assert len(looked_up) == 1
+    writer.create_table("ns", "t2")  # a commit by another writer: the next read sees it
+    assert reader.describe_table("ns", "t2").id
+    assert reader.snapshot().version == version + 1 and len(looked_up) == 2
+
+
+def test_views_of_one_version_are_distinct_objects(tmp_path):
+    """The tree of a version is looked up once and shared (fails on the code before on
+    the last line); the read-only views over it are not (view() sets `.selection` on
+    the one it returns: a guard)."""
+    lake, _ = _lake_and_a_newer_copy(tmp_path)
+    reader = Lakehouse.open(str(lake), storage_options=LOCAL)
+    version = reader.latest_version()
+    pinned = reader.view(str(version))
+    assert pinned.selection is not None
+    latest = reader.snapshot()
+    assert latest is not pinned and latest.selection is None
+    assert latest.snapshot is pinned.snapshot  # the same tree, looked up once
+
+
+def test_a_version_forgotten_by_expiration_is_not_served_from_the_reused_tree(tmp_path):
+    """Guard: the root store still decides whether a version is readable (expiration in
+    this process forgets a root it deleted: the next read of it fails cleanly)."""
+    lake, _ = _lake_and_a_newer_copy(tmp_path)
+    reader = Lakehouse.open(str(lake), storage_options=LOCAL)
+    old = reader.latest_version()
+    assert reader.at(old).describe_table("ns", "t0").id
+    for i in range(3):
+        reader.create_table("ns", f"x{i}")
+    with expiring_later():
+        reader.expire(min_versions=1, max_age_millis=0, grace_millis=0)
+    with pytest.raises(VersionNotFoundError):
+        reader.at(old)
+    assert reader.at().describe_table("ns", "x2").id

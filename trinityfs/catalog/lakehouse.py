@@ -148,6 +148,7 @@ class Lakehouse(FrontEndPrimitives):
         self.verify = verify_mode(verify)[0]
         self.freshness = freshness or Freshness()
         self._latest = LatestTracker()
+        self._last_tree: Snapshot | None = None  # see _tree_at
         self._history = History(self)
         self._renders = RenderCache()
         self._order: int | None = None
@@ -259,7 +260,20 @@ class Lakehouse(FrontEndPrimitives):
             version = self.version_at(timestamp)
         if version is None:
             version = self.latest_version()
-        return CatalogSnapshot(self.engine.snapshot(version), self.storage)
+        return CatalogSnapshot(self._tree_at(version), self.storage)
+
+    def _tree_at(self, version: int) -> Snapshot:
+        """`engine.snapshot(version)` for a read-only view; the last one is reused while
+        the root store still holds the same root (a warm reader asks for the same
+        version again and again: its lakehouse definition is not looked up again). The
+        root store decides, as before, whether the version is still readable."""
+        root = self.engine.roots.load(version)
+        last = self._last_tree
+        if last is not None and last.root is root and last.version == version:
+            return last
+        tree = self.engine.snapshot_of_root(version, root)
+        self._last_tree = tree
+        return tree
 
     def snapshot(self) -> CatalogSnapshot:
         """A consistent read-only view of the latest version."""
