@@ -115,7 +115,8 @@ class ReadingMixin:
         if p.is_namespace:
             names, kinds = self.model.object_names(t.place)
             joined = "".join(names)
-            if "%" in joined or "/" in joined or "." in names or ".." in names:
+            dots = "." in joined and ("." in names or ".." in names)  # memchr first
+            if "%" in joined or "/" in joined or dots:
                 names = [encode_name(name) for name in names]
             paths = list(map(p.child("").__add__, names))  # the namespace's path + "/"
 
