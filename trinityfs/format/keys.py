@@ -69,8 +69,8 @@ def decode_type_id(encoded: str) -> int:
 _FORBIDDEN_IN_NAME = re.compile(r"[\x00-\x20\x7f]")  # as trinityfs.format.names
 #: what str.rstrip() strips from an ASCII string besides spaces
 _ASCII_WHITESPACE_BUT_SPACE = "\t\n\v\f\r\x1c\x1d\x1e\x1f"
-#: keys joined at a time by `_plain_ascii` (bounds the joined copy to ~250 KB)
-_PLAIN_CHUNK = 1024
+#: keys joined at a time by `_plain_ascii` (bounds the joined copy to ~30 KB)
+_PLAIN_CHUNK = 128
 
 
 def _plain_ascii(keys: list[str]) -> bool:
