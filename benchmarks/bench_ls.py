@@ -41,11 +41,27 @@ def build(root: Path, tables: int) -> None:
     lake.create_table("ns", "flush")  # merges the last bulk load into the tree
 
 
+def fill_plain(plain: Path, count: int) -> None:
+    """`plain` holding exactly the files t0000000.json ... (count of them)."""
+    plain.mkdir(exist_ok=True)
+    wanted = {f"t{i:07d}.json" for i in range(count)}
+    present = set(os.listdir(plain))
+    for name in present - wanted:
+        (plain / name).unlink()
+    for name in wanted - present:
+        (plain / name).touch()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--lake", type=Path, default=None, help="reuse a lake built before")
+    parser.add_argument(
+        "--lake",
+        type=Path,
+        default=None,
+        help="reuse a lake built before (and the plain directory LAKE-plain beside it)",
+    )
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args()
     print(f"load average {os.getloadavg()}", flush=True)
@@ -54,10 +70,11 @@ def main() -> None:
         if args.lake is None or not (root / "_latest_hint.txt").exists():
             build(root, args.tables)
         count = len(Lakehouse.open(str(root)).list_tables("ns"))
-        plain = Path(tmp) / "plain"
-        plain.mkdir()
-        for i in range(count):
-            (plain / f"t{i:07d}.json").touch()
+        # With --lake the plain directory is kept beside it and reused: creating and
+        # deleting 100,000 files per run slows other people's create timings on this
+        # VM's ext4 for minutes (docs/sessions/2026-11-24b-helper-notes.md).
+        plain = Path(f"{root}-plain") if args.lake else Path(tmp) / "plain"
+        fill_plain(plain, count)
         local = fsspec.filesystem("file")
 
         def plain_ls() -> tuple[int, dict]:
