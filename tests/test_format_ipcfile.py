@@ -1,9 +1,13 @@
 """Node files written without pyarrow's IPC writer (trinityfs/format/ipcfile.py): the
-same bytes as pyarrow's writer for every node, zstd or plain; pyarrow's writer for
-everything else (lz4, other layouts, a template that fails its self-check)."""
+same bytes as pyarrow's writer for every node, zstd or plain, when every buffer is
+compressed as pyarrow does (RAW_BELOW_BYTES 0); with the default, buffers below it are
+stored uncompressed (length -1) and pyarrow reads the same columns; pyarrow's writer
+for everything else (lz4, other layouts, a template that fails its self-check)."""
 
 from __future__ import annotations
 
+import contextlib
+import struct
 import threading
 
 import pyarrow as pa
@@ -25,6 +29,14 @@ def _pyarrow_bytes(arrays: list[pa.Array], compression: str | None) -> bytes:
     return nodefile._pyarrow_node_file(arrays, compression)[0]
 
 
+@contextlib.contextmanager
+def _every_buffer_compressed():
+    """pyarrow's writer compresses every buffer: so does ipcfile with RAW_BELOW_BYTES 0."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ipcfile, "RAW_BELOW_BYTES", 0)
+        yield
+
+
 @st.composite
 def column_sets(draw) -> list[pa.Array]:
     rows = draw(st.integers(1, 300))
@@ -43,9 +55,9 @@ def column_sets(draw) -> list[pa.Array]:
 @given(arrays=column_sets(), compression=st.sampled_from(COMPRESSIONS))
 def test_the_same_bytes_as_pyarrows_writer(arrays, compression):
     assert ipcfile.template_for(compression, nodefile._pyarrow_node_file) is not None
-    assert encode_node_arrays(arrays, compression=compression) == _pyarrow_bytes(
-        arrays, compression
-    )
+    with _every_buffer_compressed():
+        data = encode_node_arrays(arrays, compression=compression)
+    assert data == _pyarrow_bytes(arrays, compression)
 
 
 @pytest.mark.parametrize("compression", COMPRESSIONS)
@@ -74,9 +86,9 @@ def test_lz4_and_other_layouts_use_pyarrows_writer():
     chunked_data = [pa.concat_arrays([a.slice(0, 2), a.slice(2)]) for a in base]
     for arrays in (base, sliced, chunked_data):
         for compression in (None, "zstd", "lz4"):
-            assert encode_node_arrays(arrays, compression=compression) == _pyarrow_bytes(
-                arrays, compression
-            )
+            with _every_buffer_compressed():
+                data = encode_node_arrays(arrays, compression=compression)
+            assert data == _pyarrow_bytes(arrays, compression)
     assert ipcfile.write_node_ipc(base, b"0" * 64, "lz4", nodefile._pyarrow_node_file) is None
     assert ipcfile.write_node_ipc(sliced, b"0" * 64, None, nodefile._pyarrow_node_file) is None
 
@@ -105,10 +117,11 @@ def test_threads_encode_the_same_bytes():
         results[t] = [encode_node_arrays(arrays, compression="zstd") for arrays in nodes * 5]
 
     threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    with _every_buffer_compressed():
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
     assert all(results[t] == expected * 5 for t in range(8))
 
 
@@ -167,9 +180,11 @@ def test_nodes_from_segments_are_the_same_bytes_as_pa_array_built_ones(case, com
         expected = _reference(node, order, compression)
     except (pa.ArrowException, UnicodeError):
         return  # a lone surrogate in a system row: refused either way
-    if twice:  # the key table's segment is then the remembered one
-        encode_node(node, order, compression=compression)
-    assert encode_node(node, order, compression=compression) == expected
+    with _every_buffer_compressed():
+        if twice:  # the key table's segment is then the remembered one
+            encode_node(node, order, compression=compression)
+        data = encode_node(node, order, compression=compression)
+    assert data == expected
     assert decode_node(expected, order, "n.arrow").keys == node.keys
 
 
@@ -188,6 +203,7 @@ def test_a_root_is_encoded_without_pa_array(monkeypatch):
         raise AssertionError("pa.array was used")
 
     monkeypatch.setattr(pa, "array", refuse)
+    monkeypatch.setattr(ipcfile, "RAW_BELOW_BYTES", 0)
     assert encode_node(node, 4, compression="zstd") == expected
 
 
@@ -238,3 +254,62 @@ def test_a_segment_refuses_what_is_not_a_str_or_none():
     for odd in (LooksNone(), b"a", 1):
         assert ipcfile.segment([["a", odd], ["a", "b"], [None, None], [None, None]]) is None
         assert ipcfile.segment([[odd], [None], [None], [None]]) is None
+
+
+def _stored_buffers(data: bytes) -> list[tuple[int, bytes]]:
+    """(length prefix, stored bytes) of every non-empty buffer of a zstd node file,
+    from the record batch message's Buffer table (located as ipcfile's template does)."""
+    t = ipcfile.template_for("zstd", nodefile._pyarrow_node_file)
+    meta_at = len(t.head)
+    body_at = meta_at + len(t.meta)
+    stored = []
+    for i in range(12):
+        offset, length = struct.unpack_from("<qq", data, meta_at + t.buffers_at + 16 * i)
+        if length:
+            buffer = data[body_at + offset : body_at + offset + length]
+            stored.append((struct.unpack_from("<q", buffer)[0], buffer[8:]))
+    return stored
+
+
+@needs_zstandard
+@settings(max_examples=200, deadline=None)
+@given(arrays=column_sets())
+def test_small_buffers_are_stored_uncompressed_and_read_back(arrays):
+    data = encode_node_arrays(arrays, compression="zstd")
+    with pa.ipc.open_file(pa.py_buffer(data)) as reader:
+        table = reader.read_all()
+    table.validate(full=True)
+    assert [column.combine_chunks() for column in table.columns] == arrays
+    for prefix, stored in _stored_buffers(data):
+        if prefix == -1:  # stored as is
+            assert 0 < len(stored) < ipcfile.RAW_BELOW_BYTES
+        else:  # zstd: the uncompressed length, then a zstd frame
+            assert prefix >= ipcfile.RAW_BELOW_BYTES
+            assert len(ipcfile.zstandard.ZstdDecompressor().decompress(stored)) == prefix
+
+
+@needs_zstandard
+def test_a_roots_bitmaps_and_short_buffers_are_not_compressed(monkeypatch):
+    """A root's validity bitmaps and its few versions are below RAW_BELOW_BYTES: they
+    cost no compression call and are stored as they are."""
+    node = NodeFile(
+        system={"created_at_millis": "5"},
+        keys=["C===a" + " " * 200, "C===b" + " " * 200],
+        values=["0000/0000/0000/00000000-x.binpb", "0000/0000/0000/00000000-y.binpb"],
+        buffer=[("C===c" + " " * 200, "0000/0000/0000/00000000-z.binpb", 7)],
+    )
+    ipcfile.template_for("zstd", nodefile._pyarrow_node_file)
+    sizes: list[int] = []
+    real = ipcfile._compressors.zstd
+
+    class Spy:
+        def compress(self, raw):
+            sizes.append(len(raw))
+            return real.compress(raw)
+
+    monkeypatch.setattr(ipcfile._compressors, "zstd", Spy())
+    data = encode_node(node, 8, compression="zstd")
+    assert sizes and min(sizes) >= ipcfile.RAW_BELOW_BYTES
+    raw = [stored for prefix, stored in _stored_buffers(data) if prefix == -1]
+    assert len(raw) >= 4  # the 4 validity bitmaps (8 + 3 + 1 rows) at least
+    assert decode_node(data, 8, "n.arrow") == node

@@ -23,6 +23,7 @@ import struct
 import sys
 import threading
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import NamedTuple
@@ -197,7 +198,23 @@ def _array_columns(arrays: list[pa.Array]) -> list[Column] | None:
     return columns
 
 
-def _body(columns: list[Column], t: _Template, compress) -> tuple[bytearray, list, int]:
+# Buffers shorter than this are stored uncompressed inside the compressed body (Arrow
+# IPC's BodyCompression lets a buffer's uncompressed length be -1: "not compressed";
+# Arrow C++'s writer does the same under IpcWriteOptions.min_space_savings). A zstd
+# frame costs more than the bytes it could save on them (validity bitmaps, a buffer's
+# few version numbers) and a compression call each (docs/FORMAT-CHOICES.md, "Node
+# files: small buffers stored uncompressed").
+RAW_BELOW_BYTES = 64
+_RAW = struct.pack("<q", -1)
+
+
+class _Codec(NamedTuple):
+    compress: Callable[[bytes], bytes]
+    raw_below: int  # buffers shorter than this are stored uncompressed (length -1)
+
+
+def _body(columns: list[Column], t: _Template, codec: _Codec | None) -> tuple[bytearray, list, int]:
+    compress, raw_below = codec if codec is not None else (None, 0)
     meta = bytearray(t.meta)
     struct.pack_into("<q", meta, t.length_at, columns[0][0])
     parts: list = []
@@ -208,10 +225,15 @@ def _body(columns: list[Column], t: _Template, compress) -> tuple[bytearray, lis
         for raw in buffers:
             size = len(raw)
             if size and compress is not None:
-                parts.append(struct.pack("<q", size))
-                packed = compress(raw)
-                parts.append(packed)
-                size = 8 + len(packed)
+                if size < raw_below:
+                    parts.append(_RAW)
+                    parts.append(raw)
+                    size += 8
+                else:
+                    parts.append(struct.pack("<q", size))
+                    packed = compress(raw)
+                    parts.append(packed)
+                    size = 8 + len(packed)
             elif size:
                 parts.append(raw)
             struct.pack_into("<qq", meta, slot, offset, size)
@@ -224,8 +246,10 @@ def _body(columns: list[Column], t: _Template, compress) -> tuple[bytearray, lis
     return meta, parts, offset
 
 
-def _assemble_columns(columns: list[Column], digest: bytes, t: _Template, compress) -> bytes:
-    meta, parts, body_length = _body(columns, t, compress)
+def _assemble_columns(
+    columns: list[Column], digest: bytes, t: _Template, codec: _Codec | None
+) -> bytes:
+    meta, parts, body_length = _body(columns, t, codec)
     footer = bytearray(t.footer)
     struct.pack_into("<q", footer, t.block_body_length_at, body_length)
     footer[t.footer_digest_at : t.footer_digest_at + len(digest)] = digest
@@ -234,11 +258,13 @@ def _assemble_columns(columns: list[Column], digest: bytes, t: _Template, compre
     return b"".join([head[:at], digest, head[at + len(digest) :], meta, *parts, footer])
 
 
-def _assemble(arrays: list[pa.Array], digest: bytes, t: _Template, compress) -> bytes | None:
+def _assemble(
+    arrays: list[pa.Array], digest: bytes, t: _Template, codec: _Codec | None
+) -> bytes | None:
     columns = _array_columns(arrays)
     if columns is None:
         return None
-    return _assemble_columns(columns, digest, t, compress)
+    return _assemble_columns(columns, digest, t, codec)
 
 
 _templates: dict[str | None, _Template | None] = {}
@@ -275,10 +301,12 @@ def template_for(compression: str | None, write_with_pyarrow) -> _Template | Non
         return _templates[compression]
 
 
-def _compress_for(compression: str | None):
+def _compress_for(compression: str | None, raw_below: int | None = None) -> _Codec | None:
+    """This thread's codec for `compression`; `raw_below` 0 compresses every buffer, as
+    pyarrow's writer does (the self-check's byte-for-byte comparison)."""
     if compression is None:
         return None
-    return _compressors.zstd.compress
+    return _Codec(_compressors.zstd.compress, RAW_BELOW_BYTES if raw_below is None else raw_below)
 
 
 def _build_template(compression: str | None, write_with_pyarrow) -> _Template | None:
@@ -290,15 +318,29 @@ def _build_template(compression: str | None, write_with_pyarrow) -> _Template | 
         template = _template_from(data, digest, len(samples[0]))
         for arrays in samples:
             expected, digest = write_with_pyarrow(arrays, compression)
-            compress = _compress_for(compression)
-            if _assemble(arrays, digest, template, compress) != expected:
+            every = _compress_for(compression, raw_below=0)  # pyarrow's writer: all of them
+            if _assemble(arrays, digest, template, every) != expected:
                 return None
             part = segment([a.to_pylist() for a in arrays])
-            if part is not None and _write_segments([part], template, compress) != expected:
+            if part is None or _write_segments([part], template, every) != expected:
+                return None
+            if compression is not None and not _reads_back(
+                _write_segments([part], template, _compress_for(compression)), arrays
+            ):
                 return None
     except (ValueError, struct.error, IndexError, pa.ArrowException):
         return None
     return template
+
+
+def _reads_back(data: bytes | None, arrays: list[pa.Array]) -> bool:
+    """Whether pyarrow reads `data` (small buffers stored uncompressed) as `arrays`."""
+    if data is None:
+        return False
+    with pa.ipc.open_file(pa.py_buffer(data)) as reader:
+        table = reader.read_all()
+    table.validate(full=True)
+    return [column.combine_chunks() for column in table.columns] == arrays
 
 
 def write_node_ipc(
@@ -441,7 +483,9 @@ def write_segments(
     return _write_segments(parts, template, _compress_for(compression))
 
 
-def _write_segments(parts: list[Segment], template: _Template, compress) -> bytes | None:
+def _write_segments(
+    parts: list[Segment], template: _Template, codec: _Codec | None
+) -> bytes | None:
     rows = sum(part.rows for part in parts)
     digest = rows_digest_prefix(rows)
     columns: list[Column] = []
@@ -463,4 +507,4 @@ def _write_segments(parts: list[Segment], template: _Template, compress) -> byte
         bitmap = bits.to_bytes((rows + 7) // 8, "little") if nulls else b""
         columns.append((rows, nulls, [bitmap, offsets, data]))
     hexdigest = digest.hexdigest().encode("ascii")
-    return _assemble_columns(columns, hexdigest, template, compress)
+    return _assemble_columns(columns, hexdigest, template, codec)

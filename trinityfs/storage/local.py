@@ -419,7 +419,12 @@ class LocalBackend(Backend):
         run beside `first_durable`, so the filesystem commits the referenced files and
         the new file's content together; the name is linked only after both are
         durable. A failure of either leaves no file (the temporary one is removed)."""
-        with self._dir(loc, create=True) as (fd, name):
+        dirs, name = self._parts(loc)
+        fd = self._root_fd() if not dirs else -1  # a root: right below its descriptor
+        owned = fd < 0
+        if owned:
+            fd = self._open_dir(dirs, create=True)
+        try:
             tmp, out = self._open_temp(fd, data)
             own: Future[None] | None = None
             try:
@@ -438,6 +443,16 @@ class LocalBackend(Backend):
                 _unlink_quietly(fd, tmp)
                 raise
             return self._link_temp(fd, tmp, name, loc)
+        finally:
+            if owned:
+                os.close(fd)
+
+    def _root_fd(self) -> int:
+        """The root's shared descriptor (never closed by its user), -1 when missing."""
+        try:
+            return self._root_dir.fd()
+        except FileNotFoundError:
+            return -1
 
     def _link_temp(self, fd: int, tmp: str, name: str, loc: str) -> bool:
         """Hard-link the durable temporary file `tmp` to `name` unless it exists, remove
