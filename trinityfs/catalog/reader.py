@@ -119,9 +119,8 @@ class CatalogReader:
         """Namespace names in order, after `start_after`, at most `limit`."""
         prefix = self.keys.kind_prefix("namespace")
         after = None if start_after is None else self.keys.namespace_key(start_after)
-        return [
-            self.keys.decode(k).namespace for k, _ in self._view.scan_prefix(prefix, after, limit)
-        ]
+        keys = list(map(_first, self._view.scan_prefix(prefix, after, limit)))
+        return self.keys.decode_namespaces(keys)
 
     # -- tables and views -----------------------------------------------------------
 

@@ -83,6 +83,28 @@ def _plain_ascii(keys: list[str]) -> bool:
     return True
 
 
+def _bulk_names(keys: list[str], prefix: str, size: int) -> list[str] | None:
+    """The names in `keys` (each `prefix` + a name padded with spaces to `size`
+    characters), checked in a few C-speed passes over the whole list instead of a
+    decode per key; None when any key is not plainly such a key with a valid ASCII name
+    (non-ASCII, wrong prefix or length, empty or forbidden name, padding other than
+    spaces): the caller then decodes key by key for the precise error."""
+    if not keys:
+        return []
+    # str.rstrip() without an argument is ~8x faster than rstrip(" "); it also strips
+    # the other ASCII whitespace, so `_plain_ascii` makes sure the keys hold none.
+    names = list(map(str.rstrip, map(operator.itemgetter(slice(len(prefix), None)), keys)))
+    if (
+        _plain_ascii(keys)
+        and set(map(len, keys)) == {size}
+        and all(map(str.startswith, keys, itertools.repeat(prefix)))
+        and "" not in names
+        and _FORBIDDEN_IN_NAME.search("".join(names)) is None
+    ):
+        return names
+    return None
+
+
 _KIND_PREFIX = {kind: encode_type_id(type_id) for kind, type_id in _KIND_TYPE_ID.items()}
 _PREFIX_KIND = {prefix: kind for kind, prefix in _KIND_PREFIX.items()}
 
@@ -247,25 +269,11 @@ class KeyCodec:
 
     def decode_names(self, kind: str, namespace: str, keys: list[str]) -> list[str]:
         """Names of `keys`, all keys of `kind` in `namespace` (a listing), decoded and
-        checked in bulk: a few C-speed passes over the whole list instead of `decode`
-        per key. Any key the bulk checks cannot vouch for (non-ASCII, wrong prefix or
-        length, empty or forbidden name, padding other than spaces) sends the list
-        through `decode`, which raises the precise error."""
+        checked in bulk (`_bulk_names`). Any key the bulk checks cannot vouch for sends
+        the list through `decode`, which raises the precise error."""
         prefix = self.children_prefix(kind, namespace)
-        if not keys:
-            return []
-        cut = len(prefix)
-        # str.rstrip() without an argument is ~8x faster than rstrip(" "); it also strips
-        # the other ASCII whitespace, so `_plain_ascii` makes sure the keys hold none.
-        names = list(map(str.rstrip, map(operator.itemgetter(slice(cut, None)), keys)))
-        joined = "".join(names)
-        if (
-            _plain_ascii(keys)
-            and set(map(len, keys)) == {cut + self._name_max[kind]}
-            and all(map(str.startswith, keys, itertools.repeat(prefix)))
-            and "" not in names
-            and _FORBIDDEN_IN_NAME.search(joined) is None
-        ):
+        names = _bulk_names(keys, prefix, len(prefix) + self._name_max[kind])
+        if names is not None:
             return names
         out = []
         for key in keys:
@@ -275,6 +283,21 @@ class KeyCodec:
                     f"key {key!r} is not a {kind} key of namespace {namespace!r}"
                 )
             out.append(decoded.name)
+        return out
+
+    def decode_namespaces(self, keys: list[str]) -> list[str]:
+        """Namespace names of `keys`, all namespace keys (a listing), decoded and checked
+        in bulk like `decode_names`; otherwise key by key through `decode`."""
+        prefix = _KIND_PREFIX["namespace"]
+        names = _bulk_names(keys, prefix, len(prefix) + self.namespace_max)
+        if names is not None:
+            return names
+        out = []
+        for key in keys:
+            decoded = self.decode(key)
+            if decoded.kind != "namespace":
+                raise InvalidArgumentError(f"key {key!r} is not a namespace key")
+            out.append(decoded.namespace)
         return out
 
     @staticmethod
