@@ -173,3 +173,26 @@ def test_names_only_ls_applies_buffered_changes_at_every_level(tmp_path):
     for after, limit in [(None, 1000), (tables[999], 1000), ("t00061", 5), ("t01830x", 3)]:
         start = 0 if after is None else bisect.bisect_right(tables, after)
         assert snap.list_tables("ns", start_after=after, limit=limit) == tables[start:][:limit]
+
+
+def test_root_listing_names_and_entries_of_many_namespaces(fs, lake):
+    """`/` hides a namespace "v" (it is /v/latest/v); names are encoded; the names-only
+    and detailed listings agree, bulk-loaded and buffered namespaces alike."""
+    with lake.transaction() as txn:
+        for i in range(1500):
+            txn.create_namespace(f"n{i:04d}")
+    for ns in ("v", "a%b", "c/d", "zz"):
+        lake.create_namespace(ns)
+    lake.drop_namespace("n0007")
+    version = lake.latest_version()
+    spaces = sorted(["v", "a%b", "c/d", "zz", *(f"n{i:04d}" for i in range(1500))])
+    spaces.remove("n0007")
+    encoded = {"a%b": "a%25b", "c/d": "c%2Fd"}
+    for root, hidden in (("/", {"v"}), ("/v/latest", set())):
+        base = root.rstrip("/")
+        paths = [f"{base}/{encoded.get(ns, ns)}" for ns in spaces if ns not in hidden]
+        assert fs.ls(root, detail=False) == paths
+        assert make_fs(fs.root).ls(root) == [
+            {"name": path, "type": "directory", "size": 0, "kind": "namespace", "version": version}
+            for path in paths
+        ]

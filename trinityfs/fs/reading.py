@@ -34,6 +34,7 @@ from trinityfs.fs.errors import (
 from trinityfs.fs.files import TrinityReadFile, TrinityTextWriter, TrinityWriteFile
 from trinityfs.fs.paths import (
     VERSIONS_DIR,
+    TrinityPath,
     encode_name,
     parse_path,
     strip_protocol,
@@ -59,6 +60,16 @@ class Listing:
         if self._entries is None:
             self._entries = self._build()
         return self._entries
+
+
+def _child_paths(p: TrinityPath, names: list[str]) -> list[str]:
+    """The paths of the children `names` of directory `p`, in one pass over the list
+    when no name needs encoding (the common case: memchr over the joined names)."""
+    joined = "".join(names)
+    dots = "." in joined and ("." in names or ".." in names)
+    if "%" in joined or "/" in joined or dots:
+        names = [encode_name(name) for name in names]
+    return list(map(p.child("").__add__, names))  # the directory's path + "/"
 
 
 class ReadingMixin:
@@ -102,23 +113,22 @@ class ReadingMixin:
         return out
 
     def _list(self, t: _Target) -> Listing:
-        """The entries of a version root or a namespace (one key-range scan per kind)."""
+        """The entries of a version root or a namespace (one key-range scan per kind);
+        the paths first, the info dicts when asked for."""
         p, version = t.p, t.version
         if p.is_root:
-            entries = [
-                self._dir_entry(p.child(ns), "namespace", version)
-                for ns in self.model.namespaces(t.place)
-                # /v is the versions directory; a namespace "v" is /v/latest/v
-                if not (p.prefix == "" and ns == VERSIONS_DIR)
-            ]
-            return Listing([e["name"] for e in entries], lambda: entries)
+            namespaces = list(self.model.namespaces(t.place))
+            if p.prefix == "" and VERSIONS_DIR in namespaces:
+                namespaces.remove(VERSIONS_DIR)  # /v is the versions directory; "v" is /v/latest/v
+            roots = _child_paths(p, namespaces)
+
+            def dirs() -> list[dict[str, Any]]:
+                return [self._dir_entry(path, "namespace", version) for path in roots]
+
+            return Listing(roots, dirs)
         if p.is_namespace:
             names, kinds = self.model.object_names(t.place)
-            joined = "".join(names)
-            dots = "." in joined and ("." in names or ".." in names)  # memchr first
-            if "%" in joined or "/" in joined or dots:
-                names = [encode_name(name) for name in names]
-            paths = list(map(p.child("").__add__, names))  # the namespace's path + "/"
+            paths = _child_paths(p, names)
 
             def entries() -> list[dict[str, Any]]:
                 return [
