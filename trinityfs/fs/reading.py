@@ -16,7 +16,6 @@ from typing import Any
 
 from trinityfs.catalog import ObjectRef
 from trinityfs.errors import TrinityError
-from trinityfs.fs import content as content_mod
 from trinityfs.fs.common import (
     SIZE_THREADS,
     TWO_LEVELS,
@@ -224,10 +223,19 @@ class ReadingMixin:
             return self.model.definition(t.place)
 
     def _object_info(self, t: _Target) -> tuple[dict[str, Any], bytes]:
-        kind, msg = self._object(t)
-        data = content_mod.render(kind, msg)
+        """(file entry, JSON file) of the object at `t`: the file as `cat` reads it (the
+        catalog's rendering, cached by definition location), the definition's id
+        remembered by location too (a definition file never changes)."""
+        try:  # translate(t.p.path, lookup=True), spelt out
+            kind, location, data = self.model.read(t.place)
+            ident = self._ids.get(location)
+            if ident is None:
+                ident = self.model.definition(t.place)[1].id
+                self._ids.put(location, ident)
+        except TrinityError as exc:
+            raise to_os_error(exc, t.p.path, lookup=True) from exc
         info = self._file_entry(t.p.path, kind, t.version, len(data))
-        info["id"] = msg.id
+        info["id"] = ident
         return info, data
 
     def _object_data(self, t: _Target) -> bytes:
