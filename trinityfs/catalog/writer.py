@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import uuid
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -57,6 +57,15 @@ def as_definition(kind: Kind, definition: Definition) -> Message:
     return copy
 
 
+def new_id() -> str:
+    """A random (version 4) UUID string: str(uuid.uuid4()) without the object."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = raw[6] & 0x0F | 0x40  # version 4
+    raw[8] = raw[8] & 0x3F | 0x80  # variant RFC 4122
+    text = raw.hex()
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
 class CatalogTransaction(CatalogReader):
     """Reads (seeing its own writes) and writes, committed atomically by `commit()`.
 
@@ -99,7 +108,7 @@ class CatalogTransaction(CatalogReader):
         reapply: PropertyUpdate | None = None,
     ) -> None:
         if not msg.id:
-            msg.id = str(uuid.uuid4())
+            msg.id = new_id()
         data = encode_definition(msg)  # refuses what readers could not read (limits)
         location = new_definition_location(kind, namespace, name, data)
         self.txn.put(key, location, data, reapply)

@@ -21,8 +21,8 @@ See docs/FORMAT-CHOICES.md ("Integrity") for the argument.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
-import secrets
 import sys
 import uuid
 
@@ -72,7 +72,7 @@ def content_uuid(data: bytes) -> str:
     free = (
         (_content_bits(data) << (TAG_BITS + RANDOM_BITS))
         | (SCHEME_TAG << RANDOM_BITS)
-        | secrets.randbits(RANDOM_BITS)
+        | int.from_bytes(os.urandom(6)) >> (48 - RANDOM_BITS)  # secrets.randbits(42), inline
     )
     # str(uuid.UUID(int=...)) without the object (a create names a file every commit)
     text = f"{_pack_int(free):032x}"
