@@ -218,10 +218,11 @@ def _body(columns: list[Column], t: _Template, codec: _Codec | None) -> tuple[by
     meta = bytearray(t.meta)
     struct.pack_into("<q", meta, t.length_at, columns[0][0])
     parts: list = []
+    nodes: list[int] = []  # FieldNode {length, null_count} per column
+    slots: list[int] = []  # Buffer {offset, length} per buffer
     offset = 0
-    slot = t.buffers_at
-    for i, (rows, nulls, buffers) in enumerate(columns):
-        struct.pack_into("<qq", meta, t.nodes_at + 16 * i, rows, nulls)
+    for rows, nulls, buffers in columns:
+        nodes += (rows, nulls)
         for raw in buffers:
             size = len(raw)
             if size and compress is not None:
@@ -236,12 +237,13 @@ def _body(columns: list[Column], t: _Template, codec: _Codec | None) -> tuple[by
                     size = 8 + len(packed)
             elif size:
                 parts.append(raw)
-            struct.pack_into("<qq", meta, slot, offset, size)
-            slot += 16
+            slots += (offset, size)
             pad = -size % 8
             if pad:
                 parts.append(_PAD[:pad])
             offset += size + pad
+    struct.pack_into(f"<{len(nodes)}q", meta, t.nodes_at, *nodes)
+    struct.pack_into(f"<{len(slots)}q", meta, t.buffers_at, *slots)
     struct.pack_into("<q", meta, t.body_length_at, offset)
     return meta, parts, offset
 
