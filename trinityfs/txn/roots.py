@@ -81,7 +81,7 @@ COLUMN_BUFFER_FROM = DEFAULT_REBUILD_MESSAGES
 
 #: Root file names of the versions asked about lately (a pure function of the version:
 #: a warm reader probes the same next root again and again).
-_root_name = functools.lru_cache(maxsize=64)(root_node_file)
+_root_name = functools.lru_cache(maxsize=64, typed=True)(root_node_file)
 
 
 def parse_marker(text: bytes) -> int | None:
