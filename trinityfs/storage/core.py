@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from functools import cache
 from typing import Any
 
@@ -303,14 +303,9 @@ class Storage:
             sub.backend = child(_validate(prefix.rstrip("/")))
         return sub
 
-    @contextmanager
-    def _errors(self, op: str, loc: str, *, missing_is_not_found: bool = False) -> Iterator[None]:
-        try:
-            yield
-        except TrinityError:
-            raise
-        except Exception as e:
-            raise self._mapped(op, loc, e, missing_is_not_found=missing_is_not_found) from e
+    def _errors(self, op: str, loc: str, *, missing_is_not_found: bool = False) -> _StoreErrors:
+        """Around one call to the store: its exceptions become trinityfs errors."""
+        return _StoreErrors(self, op, loc, missing_is_not_found)
 
     def _mapped(
         self, op: str, loc: str, e: Exception, *, missing_is_not_found: bool = False
@@ -330,6 +325,33 @@ class Storage:
 
     def __repr__(self) -> str:
         return f"Storage({self.url!r})"
+
+
+class _StoreErrors:
+    """`Storage._errors`: a store's exception (not a TrinityError, not a BaseException
+    such as KeyboardInterrupt) raised as `Storage._mapped` says, from the original. A
+    plain class: every storage call enters one, and a generator-based context manager
+    costs ~1.2 us more per use (about 7 per table create)."""
+
+    __slots__ = ("_loc", "_missing_is_not_found", "_op", "_storage")
+
+    def __init__(self, storage: Storage, op: str, loc: str, missing_is_not_found: bool) -> None:
+        self._storage = storage
+        self._op = op
+        self._loc = loc
+        self._missing_is_not_found = missing_is_not_found
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any
+    ) -> bool:
+        if exc is None or not isinstance(exc, Exception) or isinstance(exc, TrinityError):
+            return False
+        raise self._storage._mapped(
+            self._op, self._loc, exc, missing_is_not_found=self._missing_is_not_found
+        ) from exc
 
 
 def open_storage(
