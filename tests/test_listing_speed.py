@@ -5,12 +5,20 @@ checks in one regex pass per node column; every answer as before."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import trinityfs.catalog.reader as reader_module
 from trinityfs import Lakehouse
 from trinityfs.catalog.model import ObjectRef
 from trinityfs.errors import NamespaceNotFoundError
-from trinityfs.format.paths import all_plainly_safe, unsafe_location_problem
+from trinityfs.format.paths import (
+    _SAFE_FAST_LINES_RE,
+    all_plainly_safe,
+    new_definition_location,
+    new_node_location,
+    unsafe_location_problem,
+)
 from trinityfs.fs import TrinityFileSystem
 
 
@@ -105,12 +113,49 @@ def test_trinity_ls_makes_no_object_ref_per_name(lake, monkeypatch):
         (["s3://b/k"], False),
         (["a b"], False),  # outside the fast subset: checked one by one, then safe
         (["é"], False),
+        (["a\x00b"], False),
+        (["a/.b"], False),
+        (["+a"], False),
+        (["a", "@b"], False),
+        (["a/", "\nb"], False),
+        (["a."], True),
+        (["a..b", "c"], True),
+        (["a", "/b"], False),
+        (["a", ".b"], False),
+        (["_a/-b.c=d,e@f+g"], True),
     ],
 )
 def test_all_plainly_safe_vouches_only_for_safe_lists(locations, safe):
     assert all_plainly_safe(locations) is safe
     if safe:
         assert all(unsafe_location_problem(loc) is None for loc in locations)
+
+
+_LOCATION_TEXT = st.text(alphabet="ab0_-.+=,@/\n\x00 ~é:", max_size=12)
+_NEAR_MISS_TEXT = st.text(alphabet="a./@\n", max_size=5)  # mostly in the subset
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(_LOCATION_TEXT, max_size=5) | st.lists(_NEAR_MISS_TEXT, max_size=4))
+def test_all_plainly_safe_never_vouches_beyond_the_reference(locations):
+    """The byte-pass check says what the subset's regex says over the joined list, and
+    never vouches for a location the per-location check refuses."""
+    vouched = all_plainly_safe(locations)
+    reference = bool(locations) and all("\n" not in loc for loc in locations)
+    reference = reference and _SAFE_FAST_LINES_RE.fullmatch("\n".join(locations)) is not None
+    assert vouched == reference
+    if vouched:
+        assert all(unsafe_location_problem(loc) is None for loc in locations)
+
+
+def test_the_writers_own_locations_take_the_fast_check():
+    """What trinityfs writes is vouched for in one pass (the cheap path of every node
+    decode), names with dots and the other label characters included."""
+    names = ["t1", "orders.v2", "a=b,c@d+e", "x_y-z", "t" * 100]
+    locations = [new_definition_location("table", "ns.1", name, name.encode()) for name in names]
+    locations += [new_node_location(b"node %d" % i) for i in range(5)]
+    locations.append(new_definition_location("namespace", "ns", None, b"ns"))
+    assert all_plainly_safe(locations)
 
 
 def test_a_names_only_ls_builds_no_info_dicts(lake):

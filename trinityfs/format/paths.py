@@ -48,18 +48,34 @@ _SAFE_FAST_RE = re.compile(rf"{_SEGMENT}(?:/{_SEGMENT})*")
 
 
 # Many locations joined by newlines (a character no safe location holds), all in the
-# fast-checked subset: one regex pass instead of a call per location.
+# fast-checked subset: what the per-location fast check means for the whole list (the
+# reference `all_plainly_safe` is tested against).
 _SAFE_FAST_LINES_RE = re.compile(rf"{_SEGMENT}(?:/{_SEGMENT})*(?:\n{_SEGMENT}(?:/{_SEGMENT})*)*")
+# The same test in passes that run at memory speed (the regex above takes ~0.3 us per
+# location of ~90 bytes, once per node file decoded): the locations joined by '/' (so
+# each boundary is one more separator), every byte in the subset's alphabet, and no
+# segment that is empty or starts with one of `.+=,@` (a '/' first, last, or followed
+# by '/' or one of them; the first byte not one of them).
+_SAFE_FAST_BYTES = (string.ascii_letters + string.digits + "_-.+=,@/").encode("ascii")
+_BAD_SEGMENT_START = re.compile(rb"/[/.+=,@]")
+_BAD_FIRST_BYTES = b"/.+=,@"
 
 
 def all_plainly_safe(locations: list[str]) -> bool:
     """True when every location (str) is in the safe subset trinityfs writes, checked in
-    one pass; False says nothing (check each with `unsafe_location_problem`)."""
-    joined = "\n".join(locations)
-    # a newline inside a location (a control character: unsafe) would pass as a separator
-    if joined.count("\n") != len(locations) - 1:
+    a few passes over the joined list; False says nothing (check each with
+    `unsafe_location_problem`)."""
+    joined = "/".join(locations)
+    if not joined or not joined.isascii():
         return False
-    return _SAFE_FAST_LINES_RE.fullmatch(joined) is not None
+    data = joined.encode("ascii")
+    if data.translate(None, _SAFE_FAST_BYTES):
+        return False  # a byte outside the subset's alphabet (a newline, a space, ...)
+    return (
+        data[0] not in _BAD_FIRST_BYTES
+        and data[-1] != 0x2F  # '/'
+        and _BAD_SEGMENT_START.search(data) is None
+    )
 
 
 def unsafe_location_problem(loc: object) -> str | None:
