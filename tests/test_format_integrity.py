@@ -9,6 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+import trinityfs.format.integrity as integrity
 from trinityfs import Lakehouse
 from trinityfs.errors import CorruptFileError
 from trinityfs.format.definitions import NamespaceDef, decode_definition, encode_definition
@@ -26,6 +27,7 @@ from trinityfs.format.paths import (
     new_node_location,
     root_node_file,
 )
+from trinityfs.storage import Storage
 
 LEGACY = Path(__file__).parent / "integrity" / "legacy_lake_937923f"
 
@@ -73,6 +75,49 @@ def test_every_byte_of_a_named_file_is_verified():
     for damaged in (b"", data[:-1], data[: len(data) // 2]):
         with pytest.raises(CorruptFileError):
             check_file_bytes(loc, damaged)
+
+
+def _hash_calls(monkeypatch) -> list[int]:
+    calls: list[int] = []
+    real = integrity._content_bits
+
+    def counting(data: bytes) -> int:
+        calls.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(integrity, "_content_bits", counting)
+    return calls
+
+
+def test_a_node_file_read_then_decoded_is_hashed_once(tmp_path, monkeypatch):
+    """The read checks the bytes before caching them and the decoder checks them again:
+    the same bytes object under the same name is hashed once."""
+    data = encode_node(_node(), 4)
+    loc = new_node_location(data)
+    Storage(str(tmp_path)).write(loc, data)
+    storage = Storage(str(tmp_path))  # nothing cached yet
+    calls = _hash_calls(monkeypatch)
+    read = storage.read_immutable(loc)
+    assert decode_node(read, 4, loc).keys == ["k1"]
+    assert calls == [len(data)]
+
+
+def test_only_the_same_immutable_object_under_the_same_name_skips_the_hash(monkeypatch):
+    data = encode_node(_node(), 4)
+    loc = new_node_location(data)
+    calls = _hash_calls(monkeypatch)
+    assert verify_named_content(loc, data) and verify_named_content(loc, data)
+    assert len(calls) == 1
+    assert verify_named_content(loc, bytes(bytearray(data)))  # an equal, other object
+    assert len(calls) == 2
+    other = new_node_location(data + b"x")  # the same object under another name
+    with pytest.raises(CorruptFileError):
+        verify_named_content(other, data)
+    mutable = bytearray(data)  # never remembered: it can change under the same identity
+    assert verify_named_content(loc, mutable)
+    mutable[-1] ^= 1
+    with pytest.raises(CorruptFileError):
+        verify_named_content(loc, mutable)
 
 
 def test_definitions_are_verified_and_never_empty():

@@ -98,9 +98,19 @@ def has_content_name(location: str) -> bool:
     return name_hash(location) is not None
 
 
+#: (location, bytes object) verified last: a read checks a node file's bytes before they
+#: are cached and the decoder checks them again; the same immutable object under the
+#: same name needs no second hash. Replaced whole (one slot, any thread).
+_last_verified: tuple[str, bytes] = ("", b"")
+
+
 def verify_named_content(location: str, data: bytes) -> bool:
     """Check `data` against the hash in the name: True if verified, False if the name has
     no hash (a legacy name), CorruptFileError naming the file if they disagree."""
+    global _last_verified
+    last = _last_verified
+    if last[1] is data and last[0] == location and data:
+        return True
     expected = name_hash(location)
     if expected is None:
         return False
@@ -112,6 +122,8 @@ def verify_named_content(location: str, data: bytes) -> bool:
             f"content does not match the hash in its name ({len(data)} bytes read; "
             "truncated, bit-flipped or replaced)",
         )
+    if type(data) is bytes:  # immutable: the same object keeps the same content
+        _last_verified = (location, data)
     return True
 
 
