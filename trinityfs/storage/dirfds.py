@@ -128,6 +128,10 @@ class RootDir:
                 self._fd = new
             return self._fd
 
+    def was_opened(self) -> bool:
+        """Whether this root was open once (then a missing path means it was removed)."""
+        return self._identity != (0, 0)
+
     def _retire(self, fd: int) -> None:
         """Stop using `fd`: keep it open a while if it is still our directory (removed)."""
         self._fd = -1

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as futures_wait
 
-from trinityfs.errors import SymlinkInRootError, UnsupportedStorageError
+from trinityfs.errors import LakehouseNotFoundError, SymlinkInRootError, UnsupportedStorageError
 
 from .base import TEMP_PREFIX, Backend, FileEntry
 from .dirfds import CLOEXEC, DIR_FLAGS, OPENAT2, RootDir
@@ -482,11 +482,22 @@ class LocalBackend(Backend):
             return os.stat(name, dir_fd=fd, follow_symlinks=False)
 
     def exists(self, loc: str) -> bool:
+        """Whether a regular file is at `loc`. LakehouseNotFoundError when the root
+        directory was open and is gone: answering "missing" would let a warm reader
+        keep serving the version it remembers from a removed lakehouse."""
+        try:
+            root = self._root_dir.fd()
+        except FileNotFoundError:
+            if self._root_dir.was_opened():
+                raise LakehouseNotFoundError(
+                    f"the lakehouse root {self.root} no longer exists (removed while open)"
+                ) from None
+            return False  # never made yet (a lakehouse being created probes first)
         try:
             if self.base or "/" in loc:
                 st = self._stat(loc)
             else:  # a file right in the root: a warm reader's probe of the next root
-                st = os.stat(loc, dir_fd=self._root_dir.fd(), follow_symlinks=False)
+                st = os.stat(loc, dir_fd=root, follow_symlinks=False)
         except (FileNotFoundError, NotADirectoryError):
             return False
         return stat.S_ISREG(st.st_mode)
