@@ -25,9 +25,7 @@ two-level catalog (a directory below a namespace, a file at the top) are `EPERM`
 
 from __future__ import annotations
 
-import contextlib
 import errno
-from collections.abc import Iterator
 from typing import Any
 
 from trinityfs.catalog.model import LAKEHOUSE_DEF_KEY
@@ -183,13 +181,27 @@ def to_os_error(
     return _os_error(OSError, errno.EIO, message, path)
 
 
-@contextlib.contextmanager
-def translate(path: str | None = None, *, lookup: bool = False, **kwargs: Any) -> Iterator[None]:
-    """Re-raise any TrinityError inside the block as its OSError (chained)."""
-    try:
-        yield
-    except TrinityError as exc:
-        raise to_os_error(exc, path, lookup=lookup, **kwargs) from exc
+class translate:
+    """Re-raise any TrinityError inside the block as its OSError (chained). A plain
+    class: every read resolves a path inside one, and a generator-based context manager
+    cost ~4 us more per use on a warm `cat`."""
+
+    __slots__ = ("_kwargs", "_lookup", "_path")
+
+    def __init__(self, path: str | None = None, *, lookup: bool = False, **kwargs: Any) -> None:
+        self._path = path
+        self._lookup = lookup
+        self._kwargs = kwargs
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any
+    ) -> bool:
+        if isinstance(exc, TrinityError):
+            raise to_os_error(exc, self._path, lookup=self._lookup, **self._kwargs) from exc
+        return False
 
 
 def errno_of(exc: BaseException) -> int:

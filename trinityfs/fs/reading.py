@@ -15,7 +15,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from trinityfs.catalog import ObjectRef
-from trinityfs.errors import TrinityError
 from trinityfs.fs.common import (
     SIZE_THREADS,
     TWO_LEVELS,
@@ -27,7 +26,6 @@ from trinityfs.fs.errors import (
     exists,
     is_a_directory,
     not_found,
-    to_os_error,
     translate,
 )
 from trinityfs.fs.files import TrinityReadFile, TrinityTextWriter, TrinityWriteFile
@@ -226,24 +224,20 @@ class ReadingMixin:
         """(file entry, JSON file) of the object at `t`: the file as `cat` reads it (the
         catalog's rendering, cached by definition location), the definition's id
         remembered by location too (a definition file never changes)."""
-        try:  # translate(t.p.path, lookup=True), spelt out
+        with translate(t.p.path, lookup=True):
             kind, location, data = self.model.read(t.place)
             ident = self._ids.get(location)
             if ident is None:
                 ident = self.model.definition(t.place)[1].id
                 self._ids.put(location, ident)
-        except TrinityError as exc:
-            raise to_os_error(exc, t.p.path, lookup=True) from exc
         info = self._file_entry(t.p.path, kind, t.version, len(data))
         info["id"] = ident
         return info, data
 
     def _object_data(self, t: _Target) -> bytes:
         """The JSON file of the object at `t` (cached by definition location)."""
-        try:  # translate(t.p.path, lookup=True), spelt out: a warm cat's hot path
+        with translate(t.p.path, lookup=True):
             return self.model.read(t.place)[2]
-        except TrinityError as exc:
-            raise to_os_error(exc, t.p.path, lookup=True) from exc
 
     def info(self, path: str, **kwargs: Any) -> dict[str, Any]:
         """type, size, kind, version (and properties for a namespace): a point lookup."""

@@ -249,7 +249,7 @@ class TrinityFileSystem(ReadingMixin, WritingMixin, AbstractFileSystem):
         p = parse_path(path)
         if p.ref is None:
             return _Target(p, None)
-        try:  # translate(p.path, lookup=True), spelt out: every read resolves a path
+        with translate(p.path, lookup=True):
             if p.ref.kind == "latest":
                 local = self._local  # `_current_txn()`, its common case inlined
                 intrans = getattr(local, "intrans", False)
@@ -257,8 +257,6 @@ class TrinityFileSystem(ReadingMixin, WritingMixin, AbstractFileSystem):
                 place = self.model.place(None, p.namespace, p.name, txn=txn)
             else:
                 place = self.model.place(p.ref.text, p.namespace, p.name)
-        except TrinityError as exc:
-            raise to_os_error(exc, p.path, lookup=True) from exc
         return _Target(p, place)
 
     def _writable(self, path: str) -> TrinityPath:
