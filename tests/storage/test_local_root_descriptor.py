@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from trinityfs.errors import SymlinkInRootError
+from trinityfs.errors import LakehouseNotFoundError, SymlinkInRootError
 from trinityfs.storage import local
 
 try:  # (the old code had no such module)
@@ -214,22 +214,45 @@ def test_a_removed_directory_is_made_again_not_written_into(tmp_path, resolve):
 # -- the root's own descriptor ----------------------------------------------------------
 
 
-def test_a_root_removed_after_use_is_made_again(tmp_path, resolve):
-    """The root directory removed (and made again, or not) while a backend is in use:
-    writes land in the directory now at the root's path, never in the removed one."""
+def test_a_root_removed_after_use_is_gone_for_good(tmp_path, resolve):
+    """The root directory removed while a backend is in use: every operation is a
+    LakehouseNotFoundError naming the root, the root is not made again by a write, and a
+    new directory made at the same path is never used (the layers above remember the
+    lakehouse that was there: tests/regression/test_replaced_lake_written_by_a_warm_writer.py)."""
     root = tmp_path / "lake"
     backend = LocalBackend(str(root), fsync=True)
     backend.write("a/f", b"x")
     shutil.rmtree(root)
-    with pytest.raises(FileNotFoundError):
-        backend.read("a/f")
-    backend.write("a/g", b"y")  # writes make a missing root, as on first use
-    assert (root / "a" / "g").read_bytes() == b"y"
-    shutil.rmtree(root)
+    for op in (
+        lambda: backend.read("a/f"),
+        lambda: backend.write("a/g", b"y"),
+        lambda: backend.exists("r"),
+        lambda: backend.create_if_absent("r", b"root"),
+    ):
+        with pytest.raises(LakehouseNotFoundError, match="lake was removed while open"):
+            op()
+    assert not root.exists()  # no write made the root again
     root.mkdir()
+    for op in (
+        lambda: backend.create_if_absent("r", b"root"),
+        lambda: backend.exists("r"),
+        lambda: list(backend.list_pages("")),
+        lambda: backend.overwrite_advisory("_latest_hint.txt", b"3"),
+    ):
+        with pytest.raises(LakehouseNotFoundError, match="replaced by another directory"):
+            op()
+    assert list(root.iterdir()) == []  # nothing written in the new directory
+
+
+def test_a_root_never_opened_is_made_by_the_first_write(tmp_path, resolve):
+    """Creating a lakehouse: the root is missing (exists is False) until a write makes it."""
+    root = tmp_path / "new" / "lake"
+    backend = LocalBackend(str(root), fsync=True)
+    assert not backend.exists("r")
+    with pytest.raises(FileNotFoundError):
+        backend.read("r")
     assert backend.create_if_absent("r", b"root")
     assert (root / "r").read_bytes() == b"root"
-    assert backend.exists("r") and [e.location for e in next(backend.list_pages(""))] == ["r"]
 
 
 @needs_proc

@@ -16,6 +16,8 @@ import platform
 import sys
 import threading
 
+from trinityfs.errors import LakehouseNotFoundError
+
 CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | CLOEXEC
 _ROOT_FLAGS = os.O_RDONLY | os.O_DIRECTORY | CLOEXEC  # the root itself may be a link
@@ -83,11 +85,17 @@ class RootDir:
     """The descriptor of a backend's root directory, opened once and shared with its
     `child` backends (each operation used to open the root's path again).
 
-    Before each use the descriptor is checked with one fstat: a root directory removed
-    since (a new one made at the same path: the next operation opens that) or a
-    descriptor number closed behind our back and reused by another file (then it is not
-    ours to close) is replaced by opening the path again. A replaced descriptor of ours
-    is closed only after a few more replacements (another thread may still be using it),
+    Before each use the descriptor is checked with one fstat. A descriptor number
+    closed behind our back and reused by another file (then it is not ours to close) is
+    replaced by opening the path again. A root directory that was opened once and has
+    since been removed, or replaced by another directory (a lakehouse deleted and made
+    again, a backup moved into place), is a LakehouseNotFoundError from then on: the
+    layers above remember versions, trees and definitions of the lakehouse they opened,
+    and answering or committing from that memory in another directory would serve a
+    lakehouse that no longer exists or write a root into a different one (found
+    2026-11-24: a warm writer committed version 7 into a freshly made lakehouse of 2
+    versions, which no reader could open after that). A replaced descriptor of ours is
+    closed only after a few more replacements (another thread may still be using it),
     the others with the backend (`close`, or when it is garbage collected). Following a
     root that is *renamed* (not removed) is what an open file does too: operations go on
     in the directory that was opened.
@@ -103,7 +111,9 @@ class RootDir:
         self._lock = threading.Lock()
 
     def fd(self) -> int:
-        """The open root descriptor (FileNotFoundError when the root does not exist)."""
+        """The open root descriptor. FileNotFoundError when the root was never opened and
+        does not exist; LakehouseNotFoundError when it was opened and is gone or is
+        another directory now."""
         fd = self._fd
         if fd >= 0:  # still our root: same directory, not removed (kept flat: every
             try:  # operation, a warm reader's probe among them, runs this)
@@ -118,15 +128,28 @@ class RootDir:
             if self._fd == fd:  # no other thread replaced it meanwhile
                 if fd >= 0:
                     self._retire(fd)
-                new = os.open(self.path, _ROOT_FLAGS)
+                try:
+                    new = os.open(self.path, _ROOT_FLAGS)
+                except FileNotFoundError:
+                    if self.was_opened():
+                        raise self._gone("was removed") from None
+                    raise
                 try:
                     st = os.fstat(new)
+                    if self.was_opened() and (st.st_dev, st.st_ino) != self._identity:
+                        raise self._gone("was replaced by another directory")
                 except BaseException:
                     os.close(new)
                     raise
                 self._identity = (st.st_dev, st.st_ino)
                 self._fd = new
             return self._fd
+
+    def _gone(self, what: str) -> LakehouseNotFoundError:
+        return LakehouseNotFoundError(
+            f"the lakehouse root {self.path} {what} while open: nothing remembered of "
+            "the lakehouse that was there is used (open the lakehouse again)"
+        )
 
     def was_opened(self) -> bool:
         """Whether this root was open once (then a missing path means it was removed)."""

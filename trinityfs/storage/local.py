@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as futures_wait
 
-from trinityfs.errors import LakehouseNotFoundError, SymlinkInRootError, UnsupportedStorageError
+from trinityfs.errors import SymlinkInRootError, UnsupportedStorageError
 
 from .base import TEMP_PREFIX, Backend, FileEntry
 from .dirfds import CLOEXEC, DIR_FLAGS, OPENAT2, RootDir
@@ -486,12 +486,8 @@ class LocalBackend(Backend):
         directory was open and is gone: answering "missing" would let a warm reader
         keep serving the version it remembers from a removed lakehouse."""
         try:
-            root = self._root_dir.fd()
+            root = self._root_dir.fd()  # LakehouseNotFoundError when removed or replaced
         except FileNotFoundError:
-            if self._root_dir.was_opened():
-                raise LakehouseNotFoundError(
-                    f"the lakehouse root {self.root} no longer exists (removed while open)"
-                ) from None
             return False  # never made yet (a lakehouse being created probes first)
         try:
             if self.base or "/" in loc:
