@@ -98,16 +98,17 @@ def _collect(
     # pairs of the subtree hold the first `room` pairs of the merge.
     base: list[tuple[str, str]] = []
     _collect_base(store, node, lo, hi, base, None if room is None else room + len(messages))
-    merged = _spliced(base, messages)
+    merged = spliced(base, messages)
     out.extend(merged if room is None else merged[:room])
     return limit is None or len(out) < limit
 
 
-def _spliced(
+def spliced(
     base: list[tuple[str, str]], messages: list[tuple[str, str | None]]
 ) -> list[tuple[str, str]]:
-    """`_merged` for a list: each message found by bisection, the pairs between copied
-    as slices (few messages over many pairs)."""
+    """`messages` (newer, by key; None deletes) laid over the ordered pairs `base`, as a
+    new list: each message found by bisection, the pairs between copied as slices (few
+    messages over many pairs)."""
     out: list[tuple[str, str]] = []
     done = 0
     for mkey, mvalue in messages:

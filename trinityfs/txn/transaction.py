@@ -37,7 +37,7 @@ from trinityfs.txn.publish import (
     settle_root,
     verify_before_writing,
 )
-from trinityfs.txn.snapshot import Snapshot, range_of_prefix
+from trinityfs.txn.snapshot import Snapshot, range_of_prefix, scan_overlaid
 
 log = logging.getLogger(__name__)
 
@@ -106,19 +106,7 @@ class Transaction:
         )
         if not mine:
             return self.base.scan_prefix(prefix, after, limit)
-        out: list[tuple[str, str]] = []
-        base_iter = iter(self.base.scan_prefix(prefix, after, None))
-        merged = dict(base_iter)
-        for k, v in mine:
-            if v is None:
-                merged.pop(k, None)
-            else:
-                merged[k] = v
-        for k in sorted(merged):
-            if limit is not None and len(out) >= limit:
-                break
-            out.append((k, merged[k]))
-        return out
+        return scan_overlaid(self.base, prefix, after, limit, mine)
 
     def read_file(self, location: str) -> bytes:
         """An immutable definition file (one written by this transaction included)."""
