@@ -59,14 +59,19 @@ class Listing:
         return self._entries
 
 
-def _child_paths(p: TrinityPath, names: list[str]) -> list[str]:
-    """The paths of the children `names` of directory `p`, in one pass over the list
-    when no name needs encoding (the common case: memchr over the joined names)."""
+def encoded_names(names: list[str]) -> list[str]:
+    """`encode_name` of every name, in one pass over the list when no name needs
+    encoding (the common case: memchr over the joined names); `names` itself then."""
     joined = "".join(names)
     dots = "." in joined and ("." in names or ".." in names)
     if "%" in joined or "/" in joined or dots:
-        names = [encode_name(name) for name in names]
-    return list(map(p.child("").__add__, names))  # the directory's path + "/"
+        return [encode_name(name) for name in names]
+    return names
+
+
+def _child_paths(p: TrinityPath, names: list[str]) -> list[str]:
+    """The paths of the children `names` of directory `p`."""
+    return list(map(p.child("").__add__, encoded_names(names)))  # the directory's path + "/"
 
 
 class ReadingMixin:

@@ -29,12 +29,14 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from itertools import repeat
 from typing import Any
 
 from trinityfs.catalog import CatalogSnapshot, Lakehouse
 from trinityfs.catalog.paths import PathModel
 from trinityfs.errors import TrinityError
 from trinityfs.fs.paths import VERSIONS_DIR, encode_name, parse_path
+from trinityfs.fs.reading import encoded_names
 from trinityfs.fuse.common import (
     BLOCK,
     MILLIS_NS,
@@ -377,7 +379,8 @@ class TrinityOperations(FileOpsMixin, EntryOpsMixin):
                 entries.append((encode_name(ns), {"st_mode": dir_mode}, 0))
             return entries
         ns = tp.namespace
-        names = [ref.name for ref in snap.list_objects(ns)]
+        # by name, as two columns (no ObjectRef per name); of one kind, no name is twice
+        names, kinds = self.model.object_names(view.place)
         self._prefetch(view, ns, names)
         if view.writable:
             with self._lock:
@@ -391,8 +394,10 @@ class TrinityOperations(FileOpsMixin, EntryOpsMixin):
                     and not h.orphaned
                     and ((h.new and not h.committed) or h.name in hidden)
                 }
-            names = sorted((set(names) - hidden) | extra)
-        entries.extend((encode_name(n), {"st_mode": file_mode}, 0) for n in names)
+            if hidden or extra or kinds.count(kinds[0] if kinds else "") != len(kinds):
+                names = sorted((set(names) - hidden) | extra)
+        file_attrs = {"st_mode": file_mode}  # read only by the binding: one for all
+        entries.extend(zip(encoded_names(names), repeat(file_attrs), repeat(0)))
         return entries
 
     def _writable_view(self, path: str) -> _View:
