@@ -29,6 +29,7 @@ DEFINITION_TYPES: dict[str, type[Message]] = {
 PAGE_SIZE = 1000
 T = TypeVar("T")
 _first = operator.itemgetter(0)
+_second = operator.itemgetter(1)
 
 
 def paged(
@@ -275,14 +276,26 @@ class CatalogReader:
         """Every namespace, table and view with its definition location, in key order."""
         for kind in ("namespace", *OBJECT_KINDS):
             prefix = self.keys.kind_prefix(kind)
-            pages = paged(
-                lambda after, limit, prefix=prefix: self._view.scan_prefix(
-                    prefix, None if after is None else after[0], limit
-                )
-            )
-            for key, location in pages:
-                ok = self.keys.decode(key)
-                yield ObjectRef(ok.namespace, ok.name, ok.kind), location
+            after = None
+            while True:
+                page = self._view.scan_prefix(prefix, after, PAGE_SIZE)
+                yield from self._refs(kind, page)
+                if len(page) < PAGE_SIZE:
+                    break
+                after = page[-1][0]
+
+    def _refs(self, kind: Kind, page: list[tuple[str, str]]) -> Iterator[tuple[ObjectRef, str]]:
+        """(ref, location) of a page of keys of `kind`: the keys decoded in bulk
+        (`KeyCodec.bulk_decode`), or one at a time (`KeyCodec.decode`, with
+        its precise error, after the pairs before the bad key) when one is not plain."""
+        columns = self.keys.bulk_decode(kind, list(map(_first, page)))
+        if columns is not None:
+            refs = map(ObjectRef, *columns, itertools.repeat(kind))
+            yield from zip(refs, map(_second, page), strict=True)
+            return
+        for key, location in page:
+            ok = self.keys.decode(key)
+            yield ObjectRef(ok.namespace, ok.name, ok.kind), location  # type: ignore[arg-type]
 
     def read_definition(self, ref: ObjectRef, location: str) -> Message:
         return self._decode(location, DEFINITION_TYPES[ref.kind])

@@ -300,6 +300,35 @@ class KeyCodec:
             out.append(decoded.namespace)
         return out
 
+    def bulk_decode(
+        self, kind: str, keys: list[str]
+    ) -> tuple[list[str], list[str] | list[None]] | None:
+        """(namespaces, names) of `keys`, all keys of `kind` in any namespaces (a scan of
+        the kind; names None for namespaces), checked in a few C-speed passes like
+        `decode_names`; None when any key is not plainly such a key with valid ASCII
+        names: the caller then decodes key by key (`decode`) for the precise error."""
+        prefix = _KIND_PREFIX[_check_kind(kind)]
+        if kind == "namespace":
+            found = _bulk_names(keys, prefix, len(prefix) + self.namespace_max)
+            return None if found is None else (found, [None] * len(found))
+        split = len(prefix) + self.namespace_max
+        size = split + self._name_max[kind]
+        namespaces = list(
+            map(str.rstrip, map(operator.itemgetter(slice(len(prefix), split)), keys))
+        )
+        names = list(map(str.rstrip, map(operator.itemgetter(slice(split, None)), keys)))
+        if (
+            _plain_ascii(keys)
+            and set(map(len, keys)) <= {size}
+            and all(map(str.startswith, keys, itertools.repeat(prefix)))
+            and "" not in namespaces
+            and "" not in names
+            and _FORBIDDEN_IN_NAME.search("".join(namespaces)) is None
+            and _FORBIDDEN_IN_NAME.search("".join(names)) is None
+        ):
+            return namespaces, names
+        return None
+
     @staticmethod
     def _unpad(key: str, padded: bytes, max_bytes: int, kind: str) -> str:
         try:
