@@ -73,6 +73,25 @@ def render(kind: str, msg: Message) -> bytes:
     return dumps({"kind": kind, "definition": definition_dict(msg)})
 
 
+#: the line of a rendered file holding the definition's own id: `dumps` indents the
+#: definition's fields by 4 spaces (nested fields deeper) and always renders `id`
+_ID_LINE = b'\n    "id": "'
+
+
+def rendered_id(data: bytes) -> str:
+    """The id of the definition a file rendered by `render` holds, read from its bytes
+    (a front end's `info` reports it beside the cached file: no decode, no second cache
+    by location). A JSON string never holds a raw newline, so the line is structural."""
+    start = data.find(_ID_LINE)
+    if start < 0:
+        raise InvalidArgumentError("not a rendered table or view definition: no id line")
+    start += len(_ID_LINE) - 1  # the opening quote
+    token = data[start : data.find(b"\n", start)].removesuffix(b",")
+    if b"\\" in token:  # escapes: let the JSON parser undo them
+        return json.loads(token)
+    return token[1:-1].decode("utf-8")
+
+
 def parse(data: bytes | bytearray | memoryview | str, path: str = "") -> Content:
     """Parse a definition file; ContentError names what is wrong (`path` prefixes it)."""
     where = f"{path}: " if path else ""
@@ -184,5 +203,6 @@ __all__ = [
     "dumps",
     "parse",
     "render",
+    "rendered_id",
     "to_message",
 ]

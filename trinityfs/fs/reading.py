@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from trinityfs.catalog import ObjectRef
+from trinityfs.catalog.content import rendered_id
 from trinityfs.fs.common import (
     SIZE_THREADS,
     TWO_LEVELS,
@@ -227,16 +228,12 @@ class ReadingMixin:
 
     def _object_info(self, t: _Target) -> tuple[dict[str, Any], bytes]:
         """(file entry, JSON file) of the object at `t`: the file as `cat` reads it (the
-        catalog's rendering, cached by definition location), the definition's id
-        remembered by location too (a definition file never changes)."""
+        catalog's rendering, cached by definition location) and the definition's id read
+        from that file (`rendered_id`: no decode, no cache of our own)."""
         with translate(t.p.path, lookup=True):
-            kind, location, data = self.model.read(t.place)
-            ident = self._ids.get(location)
-            if ident is None:
-                ident = self.model.definition(t.place)[1].id
-                self._ids.put(location, ident)
+            kind, _location, data = self.model.read(t.place)
         info = self._file_entry(t.p.path, kind, t.version, len(data))
-        info["id"] = ident
+        info["id"] = rendered_id(data)
         return info, data
 
     def _object_data(self, t: _Target) -> bytes:

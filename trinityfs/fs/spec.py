@@ -64,9 +64,6 @@ from trinityfs.fs.transaction import TrinityTransaction
 from trinityfs.fs.writing import WritingMixin
 from trinityfs.lru import LRU
 
-#: definition ids remembered by location (~200 bytes each)
-ID_CACHE = 8192
-
 
 class TrinityFileSystem(ReadingMixin, WritingMixin, AbstractFileSystem):
     """A TrinityLake lakehouse as a filesystem; see the module docstring."""
@@ -97,8 +94,6 @@ class TrinityFileSystem(ReadingMixin, WritingMixin, AbstractFileSystem):
         )
         # (export, version) -> every namespace, table and view with its location
         self._catalogs: LRU[tuple[str, int], list[tuple[ObjectRef, str]]] = LRU(CATALOG_CACHE)
-        # definition location -> the definition's id (info, open): those files never change
-        self._ids: LRU[str, str] = LRU(ID_CACHE)
 
     # fsspec keeps the open transaction in two instance attributes; one filesystem object
     # is shared by every thread (fsspec caches instances), so a transaction belongs to the
