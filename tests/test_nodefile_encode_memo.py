@@ -22,6 +22,7 @@ def empty_memo(monkeypatch):
     monkeypatch.setattr(nodefile, "_checked_messages", {})
     monkeypatch.setattr(nodefile, "_table_segments", ())
     monkeypatch.setattr(nodefile, "_buffer_segments", (), raising=False)
+    monkeypatch.setattr(nodefile, "_bodies", (), raising=False)
 
 
 def _root(buffer: list, keys=None, values=None, children=None) -> NodeFile:
@@ -46,9 +47,10 @@ def _unmemoized(node: NodeFile, compression: str | None = "zstd") -> bytes:
         "_checked_messages",
         "_table_segments",
         "_buffer_segments",
+        "_bodies",
     )
     saved = [getattr(nodefile, name, ()) for name in names]
-    for name, empty in zip(names, ((), (), {}, (), ()), strict=True):
+    for name, empty in zip(names, ((), (), {}, (), (), ()), strict=True):
         setattr(nodefile, name, empty)
     try:
         return encode_node(node, ORDER, compression=compression)

@@ -510,3 +510,88 @@ def _write_segments(
         columns.append((rows, nulls, [bitmap, offsets, data]))
     hexdigest = digest.hexdigest().encode("ascii")
     return _assemble_columns(columns, hexdigest, template, codec)
+
+
+# -- the rows after the system rows, kept from one root to the next ------------------------
+#
+# A commit's root is the previous root's key table and buffer plus this commit's messages,
+# after new system rows. `Body` holds those rows as they were last written (offsets
+# already moved past the system rows), so the next root converts and shifts only its new
+# messages instead of joining and shifting every part again (issue 13: commit CPU).
+
+
+class Body(NamedTuple):
+    """The rows after a node file's system rows, per column as written: the value end
+    offsets counted from the column's start when the system rows' values took `bases`
+    bytes (int32 LE, one per row), the digest lanes, the values' UTF-8 bytes and the
+    validity bits (bit i: row i of the body is not null)."""
+
+    rows: int
+    bases: tuple[int, ...]
+    ends: tuple[bytes, ...]
+    lanes: tuple[bytes, ...]
+    data: tuple[bytes, ...]
+    valid: tuple[int, ...]
+
+
+def body_of(part: Segment) -> Body:
+    """The body of the rows of `part` (offsets as if no system row came before)."""
+    return Body(part.rows, (0,) * len(part.data), part.ends, part.lanes, part.data, part.valid)
+
+
+def _moved(ends: bytes, rows: int, delta: int) -> bytes:
+    """int32 LE offsets `ends` plus `delta` each (negative: each offset is at least
+    -delta, so no lane borrows from the next)."""
+    if not delta:
+        return ends
+    ones = _ONES.get(rows)
+    if ones is None:
+        ones = _ONES[rows] = int.from_bytes(b"\x01\x00\x00\x00" * rows, "little")
+    return (int.from_bytes(ends, "little") + delta * ones).to_bytes(4 * rows, "little")
+
+
+def write_with_body(
+    system: Segment, body: Body, tail: Segment | None, compression: str | None, write_with_pyarrow
+) -> tuple[bytes, Body] | None:
+    """The node file of the rows of `system`, then `body`, then `tail` (None: none),
+    with its rows digest, as pyarrow's writer would write it, and the body of the rows
+    after the system rows (`body` then `tail`) for the next root; None when this module
+    cannot (the caller uses pyarrow)."""
+    template = template_for(compression, write_with_pyarrow)
+    if template is None:
+        return None
+    n_sys = system.rows
+    rows = n_sys + body.rows + (0 if tail is None else tail.rows)
+    digest = rows_digest_prefix(rows)
+    columns: list[Column] = []
+    bases, ends, lanes, datas, valids = [], [], [], [], []
+    for c, head in enumerate(system.data):
+        base = len(head)
+        body_ends = _moved(body.ends[c], body.rows, base - body.bases[c])
+        body_lanes, body_data, body_valid = body.lanes[c], body.data[c], body.valid[c]
+        if tail is not None:
+            body_ends += _shifted(tail.ends[c], tail.rows, base + len(body_data))
+            body_lanes += tail.lanes[c]
+            body_data += tail.data[c]
+            body_valid |= tail.valid[c] << body.rows
+        data = head + body_data
+        if len(data) >= 1 << 31:  # int32 offsets: not a node this path writes
+            return None
+        digest.update(system.lanes[c] + body_lanes)
+        digest.update(data)
+        bits = system.valid[c] | body_valid << n_sys
+        nulls = rows - bits.bit_count()
+        bitmap = bits.to_bytes((rows + 7) // 8, "little") if nulls else b""
+        columns.append((rows, nulls, [bitmap, _ZERO + system.ends[c] + body_ends, data]))
+        bases.append(base)
+        ends.append(body_ends)
+        lanes.append(body_lanes)
+        datas.append(body_data)
+        valids.append(body_valid)
+    hexdigest = digest.hexdigest().encode("ascii")
+    data = _assemble_columns(columns, hexdigest, template, _compress_for(compression))
+    kept = Body(rows - n_sys, tuple(bases), tuple(ends), tuple(lanes), tuple(datas), tuple(valids))
+    return data, kept
+
+
+_ZERO = bytes(4)

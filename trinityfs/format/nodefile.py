@@ -22,11 +22,13 @@ from trinityfs.format.integrity import (
     verify_rows_digest,
 )
 from trinityfs.format.ipcfile import (
+    Body,
     Segment,
+    body_of,
     concat_segments,
     segment,
     write_node_ipc,
-    write_segments,
+    write_with_body,
 )
 from trinityfs.format.keys import (
     KEY_CREATED_AT_MILLIS,
@@ -458,19 +460,58 @@ def _encode_segments(
     compression: str | None,
 ) -> bytes | None:
     """The node file from its checked rows without pa.array (format/ipcfile.py
-    segments; the key table's and the buffer's kept from commit to commit); None: use
+    segments; the rows after the system rows kept from commit to commit); None: use
     pyarrow."""
-    table_part = _key_table_segment(*table)
-    if table_part is None:
-        return None
     n_sys = len(system)
     system_part = segment(
         [[key for key, _ in system], [value for _, value in system], [None] * n_sys, [None] * n_sys]
     )
-    buffer_part = _buffer_segment(*rows)
-    if system_part is None or buffer_part is None:
+    if system_part is None:
         return None
-    return write_segments([system_part, table_part, buffer_part], compression, _pyarrow_node_file)
+    entry, start, prefix = rows
+    body = _held_body(table[0], prefix) if prefix is not None else None
+    if body is not None:  # a root repeating the previous one: convert its new messages
+        _, keys, values, txns = entry
+        tail = segment([keys[start:], values[start:], [None] * (len(keys) - start), txns[start:]])
+        if tail is None:
+            return None
+        written = write_with_body(system_part, body, tail, compression, _pyarrow_node_file)
+    else:
+        table_part = _key_table_segment(*table)
+        buffer_part = _buffer_segment(*rows)
+        if table_part is None or buffer_part is None:
+            return None
+        joined = concat_segments(table_part, buffer_part)
+        if joined is None:
+            return None
+        written = write_with_body(
+            system_part, body_of(joined), None, compression, _pyarrow_node_file
+        )
+    if written is None:
+        return None
+    data, kept = written
+    if table[1] or prefix is not None:  # encoded before, or repeating a buffer: a root's
+        _hold_body(table[0], entry, kept)
+    return data
+
+
+# The rows after the system rows of the node files written last from a held key table
+# entry and buffer entry (`ipcfile.Body`), by both entries (held, compared by identity):
+# the next root with that key table and a buffer beginning with that buffer's messages
+# writes only its new messages (kept for roots, like `_table_segments`).
+_bodies: tuple[tuple[tuple, tuple, Body], ...] = ()
+
+
+def _held_body(table_entry: tuple, buffer_entry: tuple) -> Body | None:
+    for held_table, held_buffer, body in _bodies:
+        if held_table is table_entry and held_buffer is buffer_entry:
+            return body
+    return None
+
+
+def _hold_body(table_entry: tuple, buffer_entry: tuple, body: Body) -> None:
+    global _bodies
+    _bodies = ((table_entry, buffer_entry, body), *_bodies[: _CHECKED_MAX - 1])
 
 
 # The rows of the buffers of `_checked_buffers` entries as ipcfile segments, by entry

@@ -113,6 +113,9 @@ class RootStore:
         self._window = 0.0  # seconds a confirmation is trusted (0 until a def is read)
         self._hint_lags = True  # the hint seen last was missing, malformed or far behind
         self.hint_interval = max(1, getattr(storage.backend, "hint_interval", HINT_INTERVAL))
+        # (location, definition, trust window in seconds) read last by `lakehouse_def`:
+        # the definition checked, kept as a copy no caller holds
+        self._last_def: tuple[str, LakehouseDef, float] | None = None
 
     # -- markers --------------------------------------------------------------------
 
@@ -231,10 +234,30 @@ class RootStore:
         return Node.from_file(decode_node(data, None, location), location)
 
     def lakehouse_def(self, root: Node) -> tuple[str, LakehouseDef]:
+        """(location, definition) of the lakehouse definition `root` names: a copy of
+        its own for the caller (who may change it), decoded and checked once."""
         location = root.system.get(KEY_LAKEHOUSE_DEF)
         version = version_of(root)
         if location is None:
             raise CorruptFileError(root.location or "<root>", "no lakehouse_def row", version)
+        last = self._last_def
+        if last is None or last[0] != location:
+            ldef = self._read_lakehouse_def(location, version)
+            kept = LakehouseDef()
+            kept.CopyFrom(ldef)
+            last = self._last_def = (location, kept, commit_window_millis(ldef) / 2000)
+        else:
+            # the definition the previous transaction began from (nearly every one):
+            # the file is immutable and was checked when it was first read
+            ldef = LakehouseDef()
+            ldef.CopyFrom(last[1])
+        with self._lock:
+            known = self._trust[0]
+            if version is not None and (known is None or version >= known):
+                self._window = last[2]
+        return location, ldef
+
+    def _read_lakehouse_def(self, location: str, version: int | None) -> LakehouseDef:
         try:
             data = self.storage.read_immutable(location)
             ldef = known_lakehouse_def(location, data)  # these bytes passed both checks
@@ -247,11 +270,7 @@ class RootStore:
         if not checked:
             validate_lakehouse_def(ldef)
             remember_lakehouse_def(location, data, ldef)
-        with self._lock:
-            known = self._trust[0]
-            if version is not None and (known is None or version >= known):
-                self._window = commit_window_millis(ldef) / 2000
-        return location, ldef
+        return ldef
 
     # -- the latest version ---------------------------------------------------------
 

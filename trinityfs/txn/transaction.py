@@ -44,6 +44,27 @@ log = logging.getLogger(__name__)
 # protobuf's enum wrapper resolves attributes through __getattr__ (~1 us): read once
 _SERIALIZABLE = IsolationLevel.SERIALIZABLE
 
+# KeyCodecs by name size limits: every transaction describes its keys with one (only
+# conflict messages use it), and building one checks its limits each time. Shared
+# codecs are fine: describing a key only decodes it.
+_CODECS: dict[tuple[int, int, int], KeyCodec] = {}
+_CODECS_MAX = 64
+
+
+def _codec_of(ldef: LakehouseDef) -> KeyCodec:
+    """The KeyCodec of `ldef`'s name size limits (KeyCodec.from_lakehouse_def's)."""
+    limits = (
+        ldef.namespace_name_max_size_bytes,
+        ldef.table_name_max_size_bytes,
+        ldef.view_name_max_size_bytes,
+    )
+    codec = _CODECS.get(limits)
+    if codec is None:
+        codec = KeyCodec(*limits)  # raises on limits it refuses, as before
+        if len(_CODECS) < _CODECS_MAX:
+            _CODECS[limits] = codec
+    return codec
+
 
 class Transaction:
     """Changes to one lakehouse, committed atomically as one new version."""
@@ -55,7 +76,7 @@ class Transaction:
         self.pending: dict[str, str | None] = {}
         self.files: dict[str, bytes] = {}
         self.deps = Dependencies()
-        codec = KeyCodec.from_lakehouse_def(base.lakehouse_def)
+        codec = _codec_of(base.lakehouse_def)
         self.deps.describe = lambda key: describe_key(key, codec)
         self.new_lakehouse_def: LakehouseDef | None = None
         self.committed_version: int | None = None
