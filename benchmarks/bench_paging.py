@@ -7,7 +7,8 @@ alternating round by round:
   old code re-read the whole rest of the range on every page);
 - readdir: the FUSE `readdir` of the namespace (TrinityOperations without a mount),
   cold (a new Lakehouse and mount object) and warm (the same call again);
-- iter-all: `CatalogReader.iter_all` of the version (what find/du walk).
+- iter-all: `CatalogReader.iter_all` of the version (what find/du walk);
+- scan-range: `catalog.ranges.scan_range` of the whole version (parallel reads).
 
 Times are medians of --rounds; Python function calls (cProfile, one extra run) and
 node files read are printed beside them: those counts do not depend on the machine.
@@ -30,7 +31,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-CASES = ("txn-paging", "readdir-cold", "readdir-warm", "iter-all")
+CASES = ("txn-paging", "readdir-cold", "readdir-warm", "iter-all", "scan-range")
 
 
 def _calls(fn: Callable[[], object]) -> int:
@@ -86,6 +87,16 @@ def child(case: str, lake_root: str, namespace: str) -> dict[str, object]:
 
             def run() -> dict[str, object]:
                 return {"items": sum(1 for _ in snap.iter_all())}
+
+            run.stats = lake.storage.stats.snapshot  # type: ignore[attr-defined]
+            return run
+        if case == "scan-range":
+            from trinityfs.catalog.ranges import scan_range
+
+            snap = lake.at()
+
+            def run() -> dict[str, object]:
+                return {"items": sum(1 for _ in scan_range(snap))}
 
             run.stats = lake.storage.stats.snapshot  # type: ignore[attr-defined]
             return run

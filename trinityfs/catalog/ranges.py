@@ -10,7 +10,10 @@ on the left: (after, until].
 
 from __future__ import annotations
 
+import operator
+from bisect import bisect_right
 from collections.abc import Iterator
+from itertools import repeat
 from typing import TYPE_CHECKING
 
 from trinityfs.catalog.model import ObjectRef
@@ -21,6 +24,8 @@ if TYPE_CHECKING:
     from trinityfs.catalog.lakehouse import CatalogSnapshot
 
 _KINDS = ("namespace", "table", "view")
+_first = operator.itemgetter(0)
+_second = operator.itemgetter(1)
 
 
 def _key(reader: CatalogReader, ref: ObjectRef) -> str:
@@ -71,15 +76,29 @@ def scan_range(
         start = after_key if after_key is not None and after_key >= prefix else None
         while True:
             page = reader._view.scan_prefix(prefix, start, PAGE_SIZE)
-            for key, location in page:
-                if until_key is not None and key > until_key:
-                    return
-                ref = _ref(reader, key)
-                if ref is not None:
-                    yield ref, location
+            keys = list(map(_first, page))
+            stop = len(page) if until_key is None else bisect_right(keys, until_key)
+            yield from _refs(reader, kind, keys[:stop], page[:stop])
+            if stop < len(page):
+                return
             if len(page) < PAGE_SIZE:
                 break
             start = page[-1][0]
+
+
+def _refs(
+    reader: CatalogReader, kind: str, keys: list[str], page: list[tuple[str, str]]
+) -> Iterator[tuple[ObjectRef, str]]:
+    """(ref, location) of a page of keys of `kind`: decoded in bulk when every key is
+    plain (`KeyCodec.bulk_decode`), else key by key, skipping what is not an object key."""
+    columns = reader.keys.bulk_decode(kind, keys)
+    if columns is not None:
+        yield from zip(map(ObjectRef, *columns, repeat(kind)), map(_second, page), strict=True)
+        return
+    for key, location in page:
+        ref = _ref(reader, key)
+        if ref is not None:
+            yield ref, location
 
 
 __all__ = ["scan_range", "split_points"]
