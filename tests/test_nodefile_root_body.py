@@ -117,5 +117,5 @@ def test_moved_offsets_of_a_shorter_head_equal_fresh_ones():
     part = ipcfile.segment([["ab", "cde", None], ["x", None, "yz"], [None] * 3, ["1", "2", "3"]])
     for base in (0, 5, 1000):
         for new_base in (0, 3, 5, 999, 2000):
-            moved = ipcfile._moved(ipcfile._shifted(part.ends[0], 3, base), 3, new_base - base)
+            moved = ipcfile._shifted(ipcfile._shifted(part.ends[0], 3, base), 3, new_base - base)
             assert moved == ipcfile._shifted(part.ends[0], 3, new_base)

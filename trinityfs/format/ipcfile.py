@@ -445,7 +445,8 @@ _ONES: dict[int, int] = {}
 
 def _shifted(ends: bytes, rows: int, base: int) -> bytes:
     """int32 LE offsets `ends` plus `base` each: one big-integer addition (no lane can
-    carry into the next while every offset stays below 2^31, checked by the caller)."""
+    carry into the next while every offset stays below 2^31, checked by the caller, nor
+    borrow from it when `base` is negative: each offset is at least -base)."""
     if not base:
         return ends
     ones = _ONES.get(rows)
@@ -539,17 +540,6 @@ def body_of(part: Segment) -> Body:
     return Body(part.rows, (0,) * len(part.data), part.ends, part.lanes, part.data, part.valid)
 
 
-def _moved(ends: bytes, rows: int, delta: int) -> bytes:
-    """int32 LE offsets `ends` plus `delta` each (negative: each offset is at least
-    -delta, so no lane borrows from the next)."""
-    if not delta:
-        return ends
-    ones = _ONES.get(rows)
-    if ones is None:
-        ones = _ONES[rows] = int.from_bytes(b"\x01\x00\x00\x00" * rows, "little")
-    return (int.from_bytes(ends, "little") + delta * ones).to_bytes(4 * rows, "little")
-
-
 def write_with_body(
     system: Segment, body: Body, tail: Segment | None, compression: str | None, write_with_pyarrow
 ) -> tuple[bytes, Body] | None:
@@ -567,7 +557,7 @@ def write_with_body(
     bases, ends, lanes, datas, valids = [], [], [], [], []
     for c, head in enumerate(system.data):
         base = len(head)
-        body_ends = _moved(body.ends[c], body.rows, base - body.bases[c])
+        body_ends = _shifted(body.ends[c], body.rows, base - body.bases[c])
         body_lanes, body_data, body_valid = body.lanes[c], body.data[c], body.valid[c]
         if tail is not None:
             body_ends += _shifted(tail.ends[c], tail.rows, base + len(body_data))
