@@ -41,15 +41,35 @@ def _calls(lake: Lakehouse) -> list[tuple[str, str]]:
 
 
 def test_a_one_table_commit_sends_no_probe_before_its_root(tmp_path):
+    """On local disk the one probe is the stat that the base's root is still there
+    (`Backend.cheap_exists`: a lakehouse replaced in place, see
+    tests/regression/test_lake_replaced_in_place_written_by_a_warm_writer.py); an
+    object store sends none (the next test)."""
     one, _ = _pair(tmp_path)
     calls = _calls(one)
     base = one.snapshot().version  # its root is read once (another process wrote it)
     calls.clear()
     version = one.create_table("ns", "t")
     assert version == base + 1
-    assert [c for c in calls if c[0] in ("exists", "read", "list")] == []
+    probes = [c for c in calls if c[0] in ("exists", "read", "list")]
+    assert probes == [("exists", root_node_file(base))]
     assert ("create_if_absent", root_node_file(version)) in calls
     assert one.describe_table("ns", "t")
+
+
+def test_a_one_table_commit_on_an_object_store_sends_no_probe_before_its_root():
+    url = f"memory://commit-requests-{uuid.uuid4().hex}"
+    one = Lakehouse.create(url)
+    one.create_namespace("ns")
+    Lakehouse.open(url).create_table("ns", "warm")
+    one.latest_version()
+    calls = _calls(one)
+    base = one.snapshot().version
+    calls.clear()
+    version = one.create_table("ns", "t")
+    assert version == base + 1
+    assert [c for c in calls if c[0] in ("exists", "read", "list")] == []
+    assert ("create_if_absent", root_node_file(version)) in calls
 
 
 def test_a_stale_base_is_caught_by_the_conditional_write_and_replayed(tmp_path):

@@ -42,6 +42,9 @@ class Backend(ABC):
     #: commits write the latest-version hint every this many versions (requests cost
     #: on object stores; a local overwrite without fsync is cheap: every commit)
     hint_interval: int = 8
+    #: an existence check costs no request worth counting (a local stat): a commit then
+    #: also checks that the root it builds on is still there (trinityfs/txn/publish.py)
+    cheap_exists: bool = False
 
     @abstractmethod
     def read(self, loc: str) -> bytes: ...

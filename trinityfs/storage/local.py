@@ -60,6 +60,7 @@ class LocalBackend(Backend):
     """
 
     hint_interval = 1
+    cheap_exists = True
 
     write_parallelism = 1  # threads only contend for the GIL and directory locks here
 

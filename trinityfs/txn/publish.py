@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from trinityfs.errors import (
     AmbiguousWriteError,
     CorruptFileError,
+    LakehouseNotFoundError,
     StorageError,
     TransactionExpiredError,
     VersionNotFoundError,
@@ -100,12 +101,35 @@ def build_root(
 
 
 def verify_before_writing(engine: Engine, base: Snapshot) -> None:
-    """With whole-tree verification, verify the tree a transaction builds on before it
-    writes anything, so a commit refused for damage leaves no file behind."""
+    """Before a transaction writes anything (so a refused commit leaves no file behind):
+    with whole-tree verification, verify the tree it builds on; where an existence check
+    is cheap (local disk), check that the root of its base version is still there."""
     if engine.tree_verifier is not None:
         engine.tree_verifier.verify(
             base.root, base.nodes, base.lakehouse_def_location, version=base.version
         )
+    if engine.storage.backend.cheap_exists and not engine.roots.exists(base.version):
+        _base_root_gone(engine, base.version)
+
+
+def _base_root_gone(engine: Engine, version: int) -> None:
+    """The root of `version`, the base of a commit, is gone. Fine when later versions
+    exist (expiration removed it after others committed: the commit loses its race and
+    moves onto the latest, as usual); otherwise the lakehouse this process remembers was
+    removed, or replaced inside the same directory (a lakehouse created again there), and
+    a root built on the remembered tree would make the one there now unreadable."""
+    try:
+        latest = engine.roots.latest_from_markers()
+    except LakehouseNotFoundError:
+        latest = None
+    if latest is not None and latest > version:
+        return
+    now = "holds no version" if latest is None else f"says its latest version is {latest}"
+    raise LakehouseNotFoundError(
+        f"the root of version {version}, which this commit builds on, is gone and "
+        f"{engine.storage.url} {now}: the lakehouse was removed or replaced while open "
+        "(open it again); nothing was committed"
+    )
 
 
 def create_first(engine: Engine, lakehouse_def: str, order: int) -> bool:

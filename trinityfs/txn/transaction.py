@@ -16,6 +16,7 @@ from trinityfs.errors import (
     AmbiguousWriteError,
     CommitConflictError,
     CommitRetriesExhaustedError,
+    LakehouseNotFoundError,
     TransactionClosedError,
     TransactionExpiredError,
     VersionNotFoundError,
@@ -376,6 +377,15 @@ class Transaction:
         """After a lost race: validate against every newer version, then move onto it."""
         engine = self.engine
         latest = engine.roots.latest_version()
+        new_base = engine.snapshot(latest)
+        if latest < base.version or new_base.lakehouse_def.id != base.lakehouse_def.id:
+            self.closed = True
+            raise LakehouseNotFoundError(
+                f"{engine.storage.url} now holds another lakehouse (latest version {latest}, "
+                f"lakehouse id {new_base.lakehouse_def.id!r}; this transaction began at "
+                f"version {base.version} of {base.lakehouse_def.id!r}): it was removed or "
+                "replaced while open (open it again); nothing was committed"
+            )
         serializable = self.isolation == _SERIALIZABLE
         try:
             for version in range(base.version + 1, latest + 1):
@@ -386,7 +396,6 @@ class Transaction:
                 f"versions after {base.version}, the base of this transaction, were expired "
                 f"before it could be validated against them ({exc}); nothing was committed"
             ) from None
-        new_base = engine.snapshot(latest)
         if self.new_lakehouse_def is None:
             ldef_location = new_base.lakehouse_def_location
         if new_base.lakehouse_def.order != base.lakehouse_def.order:
