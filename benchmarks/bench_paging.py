@@ -5,6 +5,8 @@ alternating round by round:
 - txn-paging: every table name of the namespace paged (1,000 a page) inside a
   transaction that has one pending write; prints the base pairs the pages read (the
   old code re-read the whole rest of the range on every page);
+- txn-paging-many: the same inside a transaction with 50,000 pending creates in the
+  namespace (the old code sorted every pending key again on every page);
 - readdir: the FUSE `readdir` of the namespace (TrinityOperations without a mount),
   cold (a new Lakehouse and mount object) and warm (the same call again);
 - iter-all: `CatalogReader.iter_all` of the version (what find/du walk);
@@ -31,7 +33,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-CASES = ("txn-paging", "readdir-cold", "readdir-warm", "iter-all", "scan-range")
+CASES = ("txn-paging", "txn-paging-many", "readdir-cold", "readdir-warm", "iter-all", "scan-range")
 
 
 def _calls(fn: Callable[[], object]) -> int:
@@ -48,9 +50,12 @@ def child(case: str, lake_root: str, namespace: str) -> dict[str, object]:
 
     def setup() -> Callable[[], dict[str, object]]:
         lake = Lakehouse.open(lake_root)
-        if case == "txn-paging":
+        if case.startswith("txn-paging"):
             txn = lake.transaction()
             txn.create_table(namespace, "zz_pending")  # a pending write in the range
+            if case == "txn-paging-many":
+                for i in range(50_000):
+                    txn.create_table(namespace, f"zz{i:06d}")
             base = txn.txn.base
             plain = base.scan_prefix
             seen = {"pairs": 0, "scans": 0}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import operator
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -65,11 +65,12 @@ def scan_overlaid(
     prefix: str,
     after: str | None,
     limit: int | None,
-    changes: list[tuple[str, str | None]],
+    changes: Sequence[tuple[str, str | None]],
 ) -> list[tuple[str, str]]:
     """`base.scan_prefix(prefix, after, limit)` with `changes` laid over it: `changes`
     are (key, location or None to delete) by key, each starting with `prefix` and after
-    `after` (a transaction's pending writes in the range).
+    `after` (a transaction's pending writes in the range; only the items a page needs
+    are read from it).
 
     With a `limit`, `base` is read a page at a time from the last key read, never the
     whole range: a page of `limit` pairs costs about `limit` + the deletions it meets
@@ -77,7 +78,7 @@ def scan_overlaid(
     a range is linear in its size, not quadratic.
     """
     if limit is None:
-        return spliced(base.scan_prefix(prefix, after, None), changes)
+        return spliced(base.scan_prefix(prefix, after, None), changes[:])
     out: list[tuple[str, str]] = []
     done = 0  # changes[:done] are laid over the pages read so far
     cursor = after
@@ -85,13 +86,19 @@ def scan_overlaid(
     while len(out) < limit:
         room = limit - len(out)
         if chunk == 0:  # first page: room for the deletions ahead that may hide pairs
-            deletions = sum(1 for _, value in changes if value is None)
-            chunk = room + min(deletions, room)
+            deletions = sum(1 for _, value in changes[:room] if value is None)
+            chunk = room + deletions
         else:  # deletions emptied the last page: read more at once
             chunk = max(room, 2 * chunk)
         page = base.scan_prefix(prefix, cursor, chunk)
         if len(page) < chunk:  # the range ends in this page: every change left applies
-            out.extend(spliced(page, changes[done:])[:room])
+            upto = bisect_right(changes, page[-1][0], done, key=_first) if page else done
+            out.extend(spliced(page, changes[done:upto])[:room])
+            while len(out) < limit and upto < len(changes):  # past the base: sets only
+                key, value = changes[upto]
+                upto += 1
+                if value is not None:
+                    out.append((key, value))
             break
         last = page[-1][0]
         upto = bisect_right(changes, last, done, key=_first)

@@ -30,6 +30,7 @@ from trinityfs.txn.backoff import Backoff, commit_window_millis, contention_of
 from trinityfs.txn.commute import Reapply, describe_key
 from trinityfs.txn.conflicts import LAKEHOUSE_DEF_KEY, Dependencies
 from trinityfs.txn.engine import Engine, now_millis
+from trinityfs.txn.pending import PendingWrites
 from trinityfs.txn.publish import (
     build_root,
     check_source_kept,
@@ -74,7 +75,7 @@ class Transaction:
         self.engine = engine
         self.base = base
         self.isolation = base.lakehouse_def.txn_isolation_level if isolation is None else isolation
-        self.pending: dict[str, str | None] = {}
+        self.pending = PendingWrites()
         self.files: dict[str, bytes] = {}
         self.deps = Dependencies()
         codec = _codec_of(base.lakehouse_def)
@@ -121,11 +122,7 @@ class Transaction:
         """Keys with `prefix` (after `after`, at most `limit`), pending changes applied."""
         if self.isolation == _SERIALIZABLE:
             self.deps.read_ranges.append(range_of_prefix(prefix))
-        mine = sorted(
-            (k, v)
-            for k, v in self.pending.items()
-            if k.startswith(prefix) and (after is None or k > after)
-        )
+        mine = self.pending.in_prefix(prefix, after)
         if not mine:
             return self.base.scan_prefix(prefix, after, limit)
         return scan_overlaid(self.base, prefix, after, limit, mine)
