@@ -93,7 +93,11 @@ are gone, commits the previous tree again on top and fails.
 (f) Overlapping expirations: each chooses K from the roots, not from the marker; a
 marker is only moved forward (re-read right before writing); roots that vanish while
 marking (another run with a stricter policy deleted them) make marking restart above
-them, and after the sweep a marker left below the kept range is moved up to it.
+them, and after the sweep a marker left below the kept range is moved up to it. Only
+what an expiration leaves counts as one (a marker above the vanished roots, or no
+older kept root left): a root lost from the middle of the history, older roots still
+there, stops expiration before it sweeps, like any missing file (their versions are
+kept and readable; marking only above the hole would sweep what they alone reach).
 
 What expiration does not protect: readers of versions below K (time travel to an
 expired version fails with VersionNotFoundError or, mid-read, StorageFileNotFoundError).
@@ -342,11 +346,17 @@ def expire(
     }
     phase("mark")
     if report.missing and not dry_run:
+        first_missing = report.missing[0]
+        lost = parse_root_node_file(first_missing)
+        referrer = live.marker.referrer(first_missing) or (
+            f"version {lost + 1} as its previous root" if lost is not None else "?"
+        )
         raise StorageFileNotFoundError(
-            report.missing[0],
+            first_missing,
             f"expiration stopped before sweeping: {len(report.missing)} referenced file(s) "
-            f"are missing (first {report.missing[0]}, referenced by "
-            f"{live.marker.referrer(report.missing[0]) or '?'}); run fsck",
+            f"are missing (first {first_missing}"
+            + (f", the root of version {lost}" if lost is not None else "")
+            + f", referenced by {referrer}); run fsck",
         )
 
     # 6. sweep
@@ -424,6 +434,8 @@ def _mark(
         gone = [v for loc, _ in live.marker.missing if (v := parse_root_node_file(loc)) is not None]
         if not gone or max(gone) >= live.last_version:
             break
+        if not _deleted_by_an_expiration(engine, live.first_version, max(gone)):
+            break  # a hole in the history, not an expiration: the caller stops (run fsck)
         first = max(gone) + 1
         log.warning(
             "roots of versions %s disappeared while marking (a concurrent expiration?): "
@@ -435,6 +447,48 @@ def _mark(
         report.oldest_version = first
         report.kept_by = "concurrent expiration"
     return live
+
+
+#: seconds to wait, one after another, for another expiration to finish deleting the
+#: roots below its marker before a root missing in the kept range is called a hole
+GONE_ROOT_WAITS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
+
+
+def _deleted_by_an_expiration(engine: Engine, first: int, top: int) -> bool:
+    """Whether roots missing in first..top (found while marking) were deleted by another
+    expiration, rather than lost from the middle of the history.
+
+    An expiration writes its marker first and then deletes every root below it, so what
+    it leaves is a marker above `top` naming an existing root, or (when our lower marker
+    overwrote its own) no root at all from `first` to `top`. A root lost any other way
+    (a storage fault, a stray delete) leaves older roots in place: their versions are
+    kept and readable, and marking only from above the hole would sweep the files they
+    alone reach. Roots still there are looked at again a few times (the other run may be
+    deleting them in parallel right now)."""
+    roots = engine.roots
+    for wait in (*GONE_ROOT_WAITS, None):
+        marker = roots.oldest_marker()
+        if marker is not None and marker > top and roots.exists(marker):
+            return True
+        left = sorted(
+            v
+            for entry in engine.storage.list("")
+            if "/" not in entry.location
+            and (v := parse_root_node_file(entry.location)) is not None
+            and first <= v < top
+        )
+        if not left:
+            return True
+        if wait is None:
+            log.error(
+                "the root of version %d is missing while roots of older kept versions "
+                "(%s) exist: a hole in the history, not an expiration; run fsck",
+                top,
+                ", ".join(map(str, left[:5])) + (", ..." if len(left) > 5 else ""),
+            )
+            return False
+        time.sleep(wait)
+    return False
 
 
 def _repair_marker_after(engine: Engine, first_kept: int) -> None:
