@@ -107,6 +107,7 @@ class LiveSet:
     export_dirs: set[str] = field(default_factory=set)  # recorded full export directories
     transaction_files: set[str] = field(default_factory=set)
     missing_export_roots: list[str] = field(default_factory=list)
+    recorded_exports: set[str] = field(default_factory=set)  # by the latest marked version
 
     def is_live(self, f: StoredFile) -> bool:
         kind, loc = f.kind, f.location
@@ -165,7 +166,20 @@ def mark_live(
         )
         live.last_version = newest
         _mark_exports(engine, live, roots.get(root_node_file(newest)))
+    _forget_dropped_exports(live)
     return live
+
+
+def _forget_dropped_exports(live: LiveSet) -> None:
+    """An export root found missing while marking, whose record the latest version no
+    longer has, was dropped meanwhile (drop_export commits the record's removal before
+    it deletes the files, and the latest version was read again after marking): not a
+    missing file, which would stop expiration and send the user to fsck for nothing."""
+    dropped = {loc for loc in live.missing_export_roots if loc not in live.recorded_exports}
+    if not dropped:
+        return
+    live.missing_export_roots = [loc for loc in live.missing_export_roots if loc not in dropped]
+    live.marker.missing = [(loc, by) for loc, by in live.marker.missing if loc not in dropped]
 
 
 def _mark_exports(engine: Engine, live: LiveSet, root: NodeFile | None) -> None:
@@ -178,6 +192,7 @@ def _mark_exports(engine: Engine, live: LiveSet, root: NodeFile | None) -> None:
         return
     ldef = decode_definition(storage.read_immutable(location), LakehouseDef, location)
     validate_lakehouse_def(ldef)
+    live.recorded_exports = set(ldef.exported_snapshots.values())
     for name in sorted(ldef.exported_snapshots):
         export_root = ldef.exported_snapshots[name]
         directory, _, _ = export_root.rpartition("/")
