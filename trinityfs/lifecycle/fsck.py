@@ -240,7 +240,7 @@ def _fsck(engine: Engine, report: FsckReport, threads: int) -> None:
         _check_export(engine, name, location, inventory, live, report, threads)
 
     # Distributed transactions.
-    for txn in scan_transactions(storage, inventory, threads):
+    for txn in scan_transactions(storage, inventory, threads, strict=False):
         entry = {"location": txn.file.location, "id": None, "state": "unreadable"}
         report.transactions.append(entry)
         if txn.tdef is None:

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from trinityfs.errors import TrinityError
+from trinityfs.errors import CorruptFileError, StorageFileNotFoundError, TrinityError
 from trinityfs.format.definitions import decode_definition, validate_lakehouse_def
 from trinityfs.format.keys import KEY_LAKEHOUSE_DEF
 from trinityfs.format.nodefile import NodeFile
@@ -78,16 +78,28 @@ class StoredTransaction:
 
 
 def scan_transactions(
-    storage: Storage, inventory: Inventory, threads: int = DEFAULT_THREADS
+    storage: Storage, inventory: Inventory, threads: int = DEFAULT_THREADS, *, strict: bool = True
 ) -> list[StoredTransaction]:
-    """Read every transaction file of the inventory (in parallel)."""
+    """Read every transaction file of the inventory (in parallel).
+
+    A file that is gone (committed or aborted since the listing) or damaged
+    (CorruptFileError: it can never be loaded) is returned unreadable, with its problem.
+    Any other failure to read one (a timeout, a refused request) is raised when `strict`
+    (expiration): the transaction may be alive, and without its file expiration would
+    neither keep its base version nor mark its running root, so a saved transaction
+    would be lost to a transient error. fsck (not strict) reports it instead.
+    """
     files = inventory.of_kind(TRANSACTION)
 
     def read(f: StoredFile) -> StoredTransaction:
         try:
             data = storage.read(f.location)
             return StoredTransaction(f, decode_transaction_def(data, f.location))
+        except (StorageFileNotFoundError, CorruptFileError) as exc:
+            return StoredTransaction(f, None, str(exc))
         except TrinityError as exc:
+            if strict:
+                raise
             return StoredTransaction(f, None, str(exc))
 
     if not files:
