@@ -29,7 +29,7 @@ def _pair(tmp_path) -> tuple[Lakehouse, Lakehouse]:
 def _calls(lake: Lakehouse) -> list[tuple[str, str]]:
     calls: list[tuple[str, str]] = []
     storage = lake.storage
-    for op in ("read", "exists", "write", "create_if_absent", "list"):
+    for op in ("read", "exists", "identity", "write", "create_if_absent", "list"):
         real = getattr(storage, op)
 
         def recorded(loc, *args, _op=op, _real=real, **kwargs):
@@ -41,18 +41,19 @@ def _calls(lake: Lakehouse) -> list[tuple[str, str]]:
 
 
 def test_a_one_table_commit_sends_no_probe_before_its_root(tmp_path):
-    """On local disk the one probe is the stat that the base's root is still there
-    (`Backend.cheap_exists`: a lakehouse replaced in place, see
-    tests/regression/test_lake_replaced_in_place_written_by_a_warm_writer.py); an
-    object store sends none (the next test)."""
+    """On local disk the one probe is the stat that the base's root is still the file
+    this process read (`Backend.cheap_exists`: a lakehouse replaced in place, see
+    tests/regression/test_lake_replaced_in_place_*.py), and one more stat after the
+    root landed notes the new root's identity; an object store sends none (the next
+    test)."""
     one, _ = _pair(tmp_path)
     calls = _calls(one)
     base = one.snapshot().version  # its root is read once (another process wrote it)
     calls.clear()
     version = one.create_table("ns", "t")
     assert version == base + 1
-    probes = [c for c in calls if c[0] in ("exists", "read", "list")]
-    assert probes == [("exists", root_node_file(base))]
+    probes = [c for c in calls if c[0] in ("exists", "identity", "read", "list")]
+    assert probes == [("identity", root_node_file(base)), ("identity", root_node_file(version))]
     assert ("create_if_absent", root_node_file(version)) in calls
     assert one.describe_table("ns", "t")
 

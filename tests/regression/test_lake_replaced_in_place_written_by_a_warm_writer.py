@@ -17,9 +17,10 @@ reader could open after that. Two checks now refuse such a commit, nothing writt
 
 A commit refused after its race was lost has written its definition file already: an
 orphan nothing references (as after any refused commit; fsck lists it, expiration
-reclaims it). Not caught (see docs/LIFECYCLE.md): on object stores, a new lakehouse with
-fewer versions than the writer's base; anywhere, one with exactly as many (the xfail
-below). Each other test fails on the code before.
+reclaims it). On local disk a new lakehouse with exactly as many versions is caught too
+(the base root's file identity: test_lake_replaced_in_place_with_as_many_versions.py).
+Not caught (see docs/LIFECYCLE.md): on object stores, a new lakehouse with as many or
+fewer versions than the writer's base. Each other test fails on the code before.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def _new_files(before: list[Path], directory: Path) -> list[str]:
     [
         1,
         3,
-        pytest.param(6, marks=pytest.mark.xfail(strict=True, reason="as many versions: unseen")),
+        6,
         12,
     ],
     ids=lambda n: f"new-has-{n}",

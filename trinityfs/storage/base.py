@@ -96,6 +96,16 @@ class Backend(ABC):
     @abstractmethod
     def exists(self, loc: str) -> bool: ...
 
+    def identity(self, loc: str) -> tuple[int, ...] | None:
+        """What tells the file at `loc` from another one created later at the same
+        name (a lakehouse removed and created again in place), None when it is missing.
+
+        Where that would cost a request more than `exists` (object stores: a HEAD for
+        the ETag), this answers only whether the file exists: `()` for any file, so two
+        answers compare equal and nothing is told apart (see `cheap_exists`).
+        """
+        return () if self.exists(loc) else None
+
     @abstractmethod
     def size(self, loc: str) -> int: ...
 

@@ -101,6 +101,20 @@ class Storage:
         except Exception as e:
             raise self._mapped("exists", loc, e) from e
 
+    def identity(self, loc: str, *, built: bool = False) -> tuple[int, ...] | None:
+        """`exists` that also tells this file from one created later at the same name
+        (`Backend.identity`; local disk: device, inode, size, mtime); None when missing.
+        Counted as an ``exists`` request: it is the same single check."""
+        if not built:
+            loc = _validate(loc)
+        self.stats.record("exists")
+        try:
+            return self.backend.identity(loc)
+        except TrinityError:
+            raise
+        except Exception as e:
+            raise self._mapped("exists", loc, e) from e
+
     def size(self, loc: str) -> int:
         """The file's size in bytes; StorageFileNotFoundError if it is missing."""
         loc = _validate(loc)

@@ -499,6 +499,27 @@ class LocalBackend(Backend):
             return False
         return stat.S_ISREG(st.st_mode)
 
+    def identity(self, loc: str) -> tuple[int, int, int, int] | None:
+        """(device, inode, size, mtime in ns) of the regular file at `loc`, None when
+        missing: one stat, like `exists`. A deleted file's inode is soon reused (ext4),
+        so size and mtime come too; a new file with the same inode, size and mtime
+        would need to be written within the same tick of the kernel's coarse clock.
+        The change time is left out: a hard link (a backup tool's) changes it."""
+        try:
+            root = self._root_dir.fd()  # LakehouseNotFoundError when removed or replaced
+        except FileNotFoundError:
+            return None
+        try:
+            if self.base or "/" in loc:
+                st = self._stat(loc)
+            else:
+                st = os.stat(loc, dir_fd=root, follow_symlinks=False)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
     def size(self, loc: str) -> int:
         try:
             st = self._stat(loc)

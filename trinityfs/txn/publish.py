@@ -102,14 +102,25 @@ def build_root(
 
 def verify_before_writing(engine: Engine, base: Snapshot) -> None:
     """Before a transaction writes anything (so a refused commit leaves no file behind):
-    with whole-tree verification, verify the tree it builds on; where an existence check
-    is cheap (local disk), check that the root of its base version is still there."""
+    with whole-tree verification, verify the tree it builds on; where a stat is cheap
+    (local disk), check that the root of its base version is still there and still the
+    file this process read or wrote (`RootStore.root_unchanged`): another file there
+    means the lakehouse was created again in place, whatever its number of versions."""
     if engine.tree_verifier is not None:
         engine.tree_verifier.verify(
             base.root, base.nodes, base.lakehouse_def_location, version=base.version
         )
-    if engine.storage.backend.cheap_exists and not engine.roots.exists(base.version):
+    if not engine.storage.backend.cheap_exists:
+        return
+    unchanged = engine.roots.root_unchanged(base.version)
+    if unchanged is None:
         _base_root_gone(engine, base.version)
+    elif not unchanged:
+        raise LakehouseNotFoundError(
+            f"the root of version {base.version}, which this commit builds on, is another "
+            f"file now: {engine.storage.url} holds another lakehouse (it was removed or "
+            "replaced while open: open it again); nothing was committed"
+        )
 
 
 def _base_root_gone(engine: Engine, version: int) -> None:

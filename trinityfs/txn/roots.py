@@ -116,6 +116,11 @@ class RootStore:
         # (location, definition, trust window in seconds) read last by `lakehouse_def`:
         # the definition checked, kept as a copy no caller holds
         self._last_def: tuple[str, LakehouseDef, float] | None = None
+        # where a stat is cheap (local disk): the identity of each root file this store
+        # read or created (`Storage.identity`), to tell it from a root of the same
+        # version in a lakehouse created again in place (`root_unchanged`)
+        self._cheap = bool(getattr(storage.backend, "cheap_exists", False))
+        self._ids: LRU[int, tuple[int, ...]] = LRU(4 * max(cached_roots, 16))
 
     # -- markers --------------------------------------------------------------------
 
@@ -188,6 +193,8 @@ class RootStore:
             f"the root of version {version}",
             first_durable,
         )
+        if created and self._cheap:
+            self._note_identity(version)
         if created and base_trusted:
             # Root version-1 was the latest within the trust window and root `version`
             # did not exist: it cannot have been created and expired since, so ours is
@@ -205,6 +212,9 @@ class RootStore:
         if root is not None:
             return root
         location = _root_name(version)
+        if self._cheap and self._ids.get(version) is None:
+            self._note_identity(version)  # before the read: a file replaced in between
+            # then differs from the one noted, and a commit on it is refused
         try:
             data = self.storage.read_immutable(location)
             decoded = decode_node(data, None, location, buffer_columns_from=COLUMN_BUFFER_FROM)
@@ -217,6 +227,22 @@ class RootStore:
             raise exc.with_version(version) from None
         self.remember(version, root)
         return root
+
+    def _note_identity(self, version: int) -> None:
+        found = self.storage.identity(_root_name(version), built=True)
+        if found is not None:
+            self._ids.put(version, found)
+
+    def root_unchanged(self, version: int) -> bool | None:
+        """Whether the root of `version` is still the file this store read or created:
+        None when it is gone, False when another file is there now (the lakehouse was
+        created again in place), True otherwise (also for a root this store never saw
+        or has forgotten). One `Storage.identity` request; meant where it is cheap."""
+        found = self.storage.identity(_root_name(version), built=True)
+        if found is None:
+            return None
+        known = self._ids.get(version)
+        return known is None or known == found
 
     def remember(self, version: int, root: Node) -> None:
         """Keep a committed root (one this process just created, say) decoded."""
