@@ -8,7 +8,8 @@ Each round runs every variant once (the order rotates): BATCH table creates (or,
 WHAT=props, namespace property updates; SqlCatalog: create_namespace /
 update_namespace_properties) in a new lake after 20 warm-up commits. `name=/tree` runs
 the trinityfs found at /tree (PYTHONPATH). Prints per-variant medians, best and every
-round, and each median against sql's.
+round, and each median against sql's; for trinityfs also os.fsync calls per
+timed operation and the time of `Lakehouse.create` (not part of the rate).
 
 Every lake is kept until the whole run ends: on ext4 without a journal, creating files
 right after a mass deletion costs CPU skipping the recently deleted inodes (measured
@@ -25,14 +26,21 @@ import sys
 import tempfile
 
 CHILD = r"""
-import sys, time
+import os, sys, time
 what, work, n, kind = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+fsyncs, made = [0], 0.0
+real_fsync = os.fsync
+def counting(fd):
+    fsyncs[0] += 1
+    return real_fsync(fd)
+os.fsync = counting
 if kind == "sql":
     from pyiceberg.catalog.sql import SqlCatalog
     sql = SqlCatalog("b", uri=f"sqlite:///{work}/r.db", warehouse=f"file://{work}/wh")
     sql.create_namespace("ns", {"p0": "0"})
     for i in range(20):
         sql.create_namespace(f"w{i}")
+    fsyncs[0] = 0
     t = time.perf_counter()
     if what == "props":
         for i in range(n):
@@ -42,10 +50,14 @@ if kind == "sql":
             sql.create_namespace(f"n{i:06d}")
 else:
     from trinityfs import Lakehouse
+    Lakehouse.create(f"memory://warm-{os.getpid()}")  # imports: not part of create's time
+    t = time.perf_counter()
     lake = Lakehouse.create(f"{work}/lake")
+    made = time.perf_counter() - t
     lake.create_namespace("ns", {"p0": "0"})
     for i in range(20):
         lake.create_table("ns", f"w{i:06d}", {"table_format": "ICEBERG"})
+    fsyncs[0] = 0
     t = time.perf_counter()
     if what == "props":
         for i in range(n):
@@ -53,7 +65,7 @@ else:
     else:
         for i in range(n):
             lake.create_table("ns", f"t{i:06d}", {"table_format": "ICEBERG"})
-print(n / (time.perf_counter() - t))
+print(n / (time.perf_counter() - t), fsyncs[0] / n, made * 1e3)
 """
 
 
@@ -65,6 +77,8 @@ def main() -> None:
     what = os.environ.get("WHAT", "create")
     keep = tempfile.mkdtemp(dir=os.environ.get("WORKDIR", "."), prefix="ab-commit-rate-")
     rates: dict[str, list[float]] = {name: [] for name, _ in variants}
+    fsyncs: dict[str, list[float]] = {name: [] for name, _ in variants}
+    creates: dict[str, list[float]] = {name: [] for name, _ in variants}
     for r in range(rounds):
         shift = r % len(variants)
         for name, tree in variants[shift:] + variants[:shift]:
@@ -82,7 +96,10 @@ def main() -> None:
             )
             if out.returncode:
                 sys.exit(f"{name} failed: {out.stderr[-2000:]}")
-            rates[name].append(float(out.stdout.strip().splitlines()[-1]))
+            rate, per_op, made_ms = out.stdout.strip().splitlines()[-1].split()
+            rates[name].append(float(rate))
+            fsyncs[name].append(float(per_op))
+            creates[name].append(float(made_ms))
     medians = {name: statistics.median(v) for name, v in rates.items()}
     print(f"{what}, {rounds} rounds of {batch}; lakes kept in {keep}")
     for name, values in rates.items():
@@ -93,6 +110,13 @@ def main() -> None:
         if "sql" in medians and name != "sql":
             line += f"   vs sql median {medians[name] / medians['sql']:.2f}x"
         print(line, flush=True)
+    for name, tree in variants:  # SQLite's fdatasyncs are not os.fsync calls: not counted
+        if tree != "sql":
+            print(
+                f"{name:>10}: os.fsync per {what} {statistics.mean(fsyncs[name]):.2f} "
+                f"(timed loop)   Lakehouse.create median {statistics.median(creates[name]):.1f} "
+                f"ms (before the timed loop)"
+            )
 
 
 if __name__ == "__main__":
