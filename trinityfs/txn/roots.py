@@ -121,6 +121,8 @@ class RootStore:
         # version in a lakehouse created again in place (`root_unchanged`)
         self._cheap = bool(getattr(storage.backend, "cheap_exists", False))
         self._ids: LRU[int, tuple[int, ...]] = LRU(4 * max(cached_roots, 16))
+        # set once the lakehouse was found replaced: every later question raises it
+        self._replaced: str | None = None
 
     # -- markers --------------------------------------------------------------------
 
@@ -211,6 +213,8 @@ class RootStore:
         root = self._roots.get(version)
         if root is not None:
             return root
+        if self._replaced is not None:
+            raise LakehouseNotFoundError(self._replaced)
         location = _root_name(version)
         if self._cheap and self._ids.get(version) is None:
             self._note_identity(version)  # before the read: a file replaced in between
@@ -324,6 +328,8 @@ class RootStore:
         oldest marker is not used (roots between them may be deleted) unless the
         marker names no root (it lies); when neither names a root, the roots are listed.
         """
+        if self._replaced is not None:
+            raise LakehouseNotFoundError(self._replaced)
         started = self._clock()
         oldest = self.oldest_marker() or 0
         hint = self.read_hint()
@@ -336,8 +342,47 @@ class RootStore:
             start = self._first_existing_root()
         latest = self._gallop(start)
         self._hint_lags = hint is None or latest - hint >= self.hint_interval
+        known = self._trust[0]
+        if known is not None and latest < known:
+            self._check_went_back(latest, known)
         self._confirm(latest, started)
         return latest
+
+    def _check_went_back(self, latest: int, known: int) -> None:
+        """The latest found is below `known`, a version this store saw as the latest.
+        Expiration never removes the latest root, so unless a commit raced this probe
+        (root `known` is still there), the lakehouse lost its latest roots: deleted by
+        hand (the same lakehouse: answered as before, fsck reports it), or removed and
+        created again in place (another lakehouse id): then LakehouseNotFoundError, now
+        and for every later question, instead of answering about the remembered one."""
+        last = self._last_def
+        if last is None or self.exists(known):
+            return
+        location = _root_name(latest)
+        try:  # read past the caches: they may hold the remembered lakehouse's root
+            data = self.storage.read(location)
+            root = Node.from_file(decode_node(data, None, location), location)
+            found = self._read_lakehouse_def(root.system[KEY_LAKEHOUSE_DEF], latest).id
+        except (StorageFileNotFoundError, CorruptFileError, KeyError):
+            return  # damage of another kind: the usual paths report it
+        if found == last[1].id:
+            log.warning(
+                "%s: the latest version is %d, below version %d seen before, whose root "
+                "is gone (run `trinityfs fsck`)",
+                self.storage.url,
+                latest,
+                known,
+            )
+            return
+        message = (
+            f"{self.storage.url} was replaced while open: it holds another lakehouse now "
+            f"(id {found!r}, latest version {latest}; this process had seen version "
+            f"{known} of {last[1].id!r}); open it again"
+        )
+        with self._lock:
+            self._replaced = message
+        self._roots.clear()  # a pinned read must not answer from the old tree either
+        raise LakehouseNotFoundError(message)
 
     def trusted_latest(self) -> int | None:
         """The remembered latest version while its confirmation is within the trust
