@@ -53,6 +53,10 @@ class NodeStore:
         self._cache.put(location, node)
         return node
 
+    def cached(self, location: str) -> Node | None:
+        """The decoded node at `location` if this process still holds it (no read)."""
+        return self._cache.get(location)
+
     def resolve(self, ref: str | Node) -> Node:
         return ref if isinstance(ref, Node) else self.load(ref)
 

@@ -68,8 +68,10 @@ def build_root(
     extra: Mapping[str, str] | None = None,
     compression: str | None = None,
     tree_version: int | None = None,
+    written_out: list[str] | None = None,
 ) -> tuple[bytes, Node]:
-    """Root of `version`: `tree` plus `changes`, its new nodes written; -> (bytes, root).
+    """Root of `version`: `tree` plus `changes`, its new nodes written (their locations
+    appended to `written_out`); -> (bytes, root).
 
     With whole-tree verification (`verify="tree"`), every file `tree` (the tree of
     version `tree_version`, by default the previous one) reaches, the definitions in
@@ -95,6 +97,8 @@ def build_root(
     system.update(extra or {})
     root.system = system
     written = emitter.written + nodes.write_new_nodes(root, compression=compression)
+    if written_out is not None:
+        written_out.extend(written)
     if engine.tree_verifier is not None:
         engine.tree_verifier.remember_written(written)
     return encode_node(root.to_file(), order, compression=compression), root
@@ -337,7 +341,7 @@ def rollback(engine: Engine, target_version: int) -> int:
                 )
                 engine.roots.write_hint(version)
                 return version
-            undone = not missing_files(engine, latest.root, latest.lakehouse_def.order) and _undo(
+            undone = not missing_files(engine, latest.root, latest.lakehouse_def.order) and undo(
                 engine, version, latest
             )
             raise VersionNotFoundError(
@@ -402,7 +406,7 @@ def missing_files(engine: Engine, root: Node, order: int) -> list[str]:
     return missing
 
 
-def _undo(engine: Engine, landed: int, before: Snapshot) -> bool:
+def undo(engine: Engine, landed: int, before: Snapshot) -> bool:
     """Commit the tree of `before` again right on top of `landed`; False when another
     commit got there first (its changes must not be reverted)."""
     latest = engine.snapshot(landed)

@@ -16,13 +16,16 @@ from trinityfs.errors import (
     AmbiguousWriteError,
     CommitConflictError,
     CommitRetriesExhaustedError,
+    CorruptFileError,
     LakehouseNotFoundError,
     TransactionClosedError,
     TransactionExpiredError,
     VersionNotFoundError,
 )
 from trinityfs.format.definitions import encode_definition, node_file_compression
+from trinityfs.format.integrity import verify_named_content
 from trinityfs.format.keys import KeyCodec
+from trinityfs.format.nodefile import encode_node
 from trinityfs.format.paths import new_lakehouse_def_location
 from trinityfs.format.trinitylake_pb2 import IsolationLevel, LakehouseDef
 from trinityfs.tree import Node
@@ -37,6 +40,7 @@ from trinityfs.txn.publish import (
     confirm_root,
     create_root,
     settle_root,
+    undo,
     verify_before_writing,
 )
 from trinityfs.txn.snapshot import Snapshot, range_of_prefix, scan_overlaid
@@ -90,6 +94,8 @@ class Transaction:
         # and the monotonic time by which the root must be created
         self._ldef_location: str | None = None
         self._deadline = 0.0
+        self._files_written_millis = 0  # wall clock: a suspended machine stops monotonic
+        self._written_nodes: list[str] = []  # node files the latest attempt wrote
         # waits until the files written for the commit are durable (flushed meanwhile)
         self._files_durable: Callable[[], None] = _durable_already
         # (version, root bytes, root, base, source) of a create with an unknown outcome
@@ -240,6 +246,7 @@ class Transaction:
             self._files_durable = self.engine.storage.write_immutable_many(self.files, wait=False)
             self._ldef_location = ldef_location
             self._deadline = time.monotonic() + commit_window_millis(self.base.lakehouse_def) / 1000
+            self._files_written_millis = now_millis()
         base, ldef_location = self.base, self._ldef_location
         backoff = Backoff(contention_of(self.engine))
         if backoff.should_defer_fresh() and not self.source_may_be_old:
@@ -274,6 +281,7 @@ class Transaction:
                 raise
             backoff.attempted(lost=not created)
             if created:
+                self._restore_if_swept(version, base)
                 return self._committed(version)
             # Back off before reading the latest version, not between reading and using
             # it: a version read before the sleep is taken by whoever committed during it.
@@ -331,13 +339,79 @@ class Transaction:
         self.closed = True
         return version
 
+    def _late(self) -> bool:
+        """Past the commit window since this commit's files were written, by either
+        clock (CLOCK_MONOTONIC stands still while the machine is suspended; the wall
+        clock is what expiration ages files by)."""
+        window = commit_window_millis(self.base.lakehouse_def)
+        return (
+            time.monotonic() > self._deadline or now_millis() - self._files_written_millis > window
+        )
+
+    def _restore_if_swept(self, version: int, base: Snapshot) -> None:
+        """After our root landed late (the writer paused, or the machine slept, between
+        its budget check and the create): expiration spares unreferenced files only for
+        the commit window, so one that ran meanwhile may have swept files this root
+        references. Write them back (content-hash names: same location, same bytes):
+        the definitions this transaction holds, and node files from the nodes this
+        process still has decoded. Should one be beyond that, commit the base tree again
+        on top and raise: nothing stays committed. On time, nothing is checked."""
+        if not self._late():
+            return
+        storage = self.engine.storage
+        gone = [loc for loc in (*self.files, *self._written_nodes) if not storage.exists(loc)]
+        if not gone:
+            return
+        log.warning(
+            "version %d landed after the commit window and %d of its files were swept "
+            "meanwhile by an expiration (first %s): writing them back",
+            version,
+            len(gone),
+            gone[0],
+        )
+        lost = []
+        for loc in gone:
+            data = self.files.get(loc)
+            if data is None:
+                data = self._node_bytes(loc, base.lakehouse_def)
+            if data is None:
+                lost.append(loc)
+            else:
+                storage.write_immutable(loc, data)
+        if lost:
+            self.closed = True
+            undone = undo(self.engine, version, base)
+            raise TransactionExpiredError(
+                f"version {version} landed after the commit window, and an expiration "
+                f"had swept node file {lost[0]} it references meanwhile; "
+                + (
+                    f"version {version + 1} restores version {base.version}: nothing "
+                    "stays committed"
+                    if undone
+                    else "another commit followed it: run fsck"
+                )
+            )
+
+    def _node_bytes(self, location: str, ldef: LakehouseDef) -> bytes | None:
+        """The bytes of node file `location`, encoded again from the decoded node this
+        process keeps, when they carry the content hash of the name (None otherwise)."""
+        node = self.engine.nodes(ldef.order).cached(location)
+        if node is None:
+            return None
+        data = encode_node(node.to_file(), ldef.order, compression=node_file_compression(ldef))
+        try:
+            return data if verify_named_content(location, data) else None
+        except CorruptFileError:
+            return None
+
     def _check_budget(self, version: int) -> None:
-        if time.monotonic() > self._deadline:
+        if self._late():
             self.closed = True
             raise CommitRetriesExhaustedError(
-                f"gave up on version {version} after {self.attempts - 1} lost races in "
-                f"{commit_window_millis(self.base.lakehouse_def) / 1000:g} s (the commit "
-                "budget); nothing was committed"
+                f"gave up on version {version} after {self.attempts - 1} lost races: more "
+                f"than {commit_window_millis(self.base.lakehouse_def) / 1000:g} s (the "
+                "commit budget) passed since its files were written (by the wall clock "
+                "too: a paused process or a suspended machine); nothing was committed"
             )
 
     # -- lifetime (what expiration relies on; see trinityfs/lifecycle/expire.py) --------
@@ -358,6 +432,7 @@ class Transaction:
 
     def _build_root(self, base: Snapshot, version: int, ldef_location: str):
         ldef = base.lakehouse_def
+        self._written_nodes = []
         return build_root(
             self.engine,
             version,
@@ -368,6 +443,7 @@ class Transaction:
             lakehouse_def=ldef_location,
             previous=base,
             compression=node_file_compression(ldef),
+            written_out=self._written_nodes,
         )
 
     def _rebase(self, base: Snapshot, ldef_location: str) -> tuple[Snapshot, str]:
