@@ -27,7 +27,9 @@ file.
   is copied anywhere else (another directory, bucket or store), with no path rewriting.
 
 Files are written before the record is committed (an export is invisible until its
-record lands). A minimal or partial export shares nodes with its version, so after its
+record lands). A record that could not be committed has its files removed again, except
+when the outcome is unknown (AmbiguousWriteError: it may have landed), when they stay.
+A minimal or partial export shares nodes with its version, so after its
 record lands it checks that the version was not expired meanwhile (expiration writes
 ``_oldest_version.txt`` before deleting anything, and marks only the exports recorded
 when it marks); if it was, the export is dropped again and VersionNotFoundError raised.
@@ -49,6 +51,7 @@ from dataclasses import asdict, dataclass, field
 
 from trinityfs.errors import (
     AlreadyExistsError,
+    AmbiguousWriteError,
     CommitConflictError,
     InvalidArgumentError,
     StorageFileNotFoundError,
@@ -307,6 +310,13 @@ def create_export(
     info.mode = mode
     try:
         _record(engine, name, info.location)
+    except AmbiguousWriteError as exc:
+        # The record may have landed: its files must stay. If it did not, they are
+        # leftovers that drop_export (or expiration, once old) removes, as after a crash.
+        raise AmbiguousWriteError(
+            f"whether export {name!r} was recorded is unknown ({exc}); its files are kept: "
+            f"exports() tells whether it exists, drop_export({name!r}) removes it"
+        ) from exc
     except BaseException:
         _remove_quietly(engine.storage, name, info, written)
         raise
