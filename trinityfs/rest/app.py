@@ -6,12 +6,22 @@ token (403), reads the body within the size limit (413), runs the operation in a
 thread (the catalog API blocks on storage), and maps every error to the spec's JSON
 error model. Path parameters are matched on the raw, still percent-encoded path, so an
 identifier holding `/` (`%2F`) stays one identifier instead of changing the route.
+
+The server is stateless between requests, so a lakehouse removed or replaced at its
+location while it runs is served like a new server would: the request that finds out
+(LakehouseNotFoundError) marks the service lost, the next one waits until no request is
+running and opens the location again (`Binding`). A read that found out is run again
+on the lakehouse there now; a write is answered 503 (ServiceUnavailableException, the
+spec's "not ready", without Retry-After: the client decides), as is every request
+while there is no lakehouse at the location. Never a 500 for it.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +33,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from trinityfs.errors import LakehouseNotFoundError
 from trinityfs.rest import requests as rq
 from trinityfs.rest.errors import RestError, bad_request, forbidden, to_rest_error, unauthorized
 from trinityfs.rest.options import DEFAULT_MAX_BODY_BYTES
@@ -94,6 +105,108 @@ def error_response(error: RestError, method: str) -> Response:
     return Response(body, status_code=error.status, media_type=JSON)
 
 
+UNAVAILABLE = "ServiceUnavailableException"
+
+#: How long a request waits for the running ones before the lakehouse is opened again.
+REBIND_WAIT_SECONDS = 30.0
+
+
+def unavailable(message: str) -> RestError:
+    return RestError(503, UNAVAILABLE, message)
+
+
+def reopen_like(service: RestCatalogService) -> Callable[[], RestCatalogService]:
+    """A service like `service` on whatever lakehouse is at its location now (never
+    creating one: LakehouseNotFoundError when there is none)."""
+    catalog = service.catalog
+    properties = {**catalog.properties, "create": "false"}
+    entries = service.tables.capacity
+
+    def reopen() -> RestCatalogService:
+        fresh = type(catalog)(catalog.name, **properties)
+        return RestCatalogService(
+            fresh, service.policy, cache_entries=entries, table_config=service.table_config
+        )
+
+    return reopen
+
+
+class Binding:
+    """The service the server answers with, opened again after its lakehouse was
+    removed or replaced (see the module doc). Requests run inside `use`; `lost` marks
+    the service a request used as gone; the next `use` waits until no request runs
+    (none is in the middle of a commit on the old one) and opens the location again."""
+
+    def __init__(
+        self,
+        service: RestCatalogService,
+        reopen: Callable[[], RestCatalogService] | None = None,
+        wait_seconds: float = REBIND_WAIT_SECONDS,
+    ):
+        self._reopen = reopen or reopen_like(service)
+        self._wait = wait_seconds
+        self._cond = threading.Condition()
+        self._running = 0
+        self._lost: str | None = None  # why the current service is gone
+        self._set(service)
+
+    def _set(self, service: RestCatalogService) -> None:
+        self.service = service
+        self.tables = TableService(service)
+        self.views = ViewService(service)
+
+    @contextmanager
+    def use(self) -> Iterator[RestCatalogService]:
+        """Run one request on the current service (opened again first if lost)."""
+        with self._cond:
+            if self._lost is not None:
+                self._rebind()
+            self._running += 1
+            service = self.service
+        try:
+            yield service
+        finally:
+            with self._cond:
+                self._running -= 1
+                self._cond.notify_all()
+
+    def lost(self, service: RestCatalogService, exc: LakehouseNotFoundError) -> None:
+        with self._cond:
+            if service is self.service and self._lost is None:
+                log.warning("the lakehouse is gone (%s): opening its location again", exc)
+                self._lost = str(exc)
+
+    def _rebind(self) -> None:
+        """Under the condition: no request starts meanwhile."""
+        if not self._cond.wait_for(lambda: self._running == 0, timeout=self._wait):
+            raise unavailable(
+                f"{self._lost}; the server opens its location again once the requests "
+                f"still running on the old lakehouse end (waited {self._wait:g} s): retry"
+            )
+        try:
+            service = self._reopen()
+        except LakehouseNotFoundError as exc:
+            raise unavailable(
+                f"there is no lakehouse at this server's location now ({exc}); it is "
+                "served as soon as one is created there"
+            ) from None
+        self._set(service)
+        self._lost = None
+        log.warning("serving the lakehouse now at %s", service.lake.url)
+
+
+class _Current:
+    """The current service (or table or view service) of a Binding, looked up on every
+    attribute access: the routes keep one object each."""
+
+    def __init__(self, binding: Binding, attr: str):
+        self._binding = binding
+        self._attr = attr
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(getattr(self._binding, self._attr), name)
+
+
 class RestApp:
     """Builds the Starlette application for one service."""
 
@@ -102,12 +215,36 @@ class RestApp:
         service: RestCatalogService,
         tokens: Tokens | None = None,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        reopen: Callable[[], RestCatalogService] | None = None,
     ):
-        self.service = service
-        self.tables = TableService(service)
-        self.views = ViewService(service)
+        self.binding = Binding(service, reopen)
+        self.service: RestCatalogService = _Current(self.binding, "service")  # type: ignore[assignment]
+        self.tables: TableService = _Current(self.binding, "tables")  # type: ignore[assignment]
+        self.views: ViewService = _Current(self.binding, "views")  # type: ignore[assignment]
         self.tokens = tokens or Tokens()
         self.max_body_bytes = max_body_bytes
+
+    def _serve(
+        self,
+        call: Callable[[Request, dict[str, Any]], Any],
+        request: Request,
+        data: dict[str, Any],
+        write: bool,
+    ) -> Any:
+        """Run `call` on the current service; a read that finds the lakehouse gone runs
+        once more on the one there now, a write is answered 503 (module doc)."""
+        for again in (False, True):
+            with self.binding.use() as service:
+                try:
+                    return call(request, data)
+                except LakehouseNotFoundError as exc:
+                    self.binding.lost(service, exc)
+                    if write or again:
+                        raise unavailable(
+                            f"{exc}; this server serves the lakehouse at its location now "
+                            "from the next request on: retry if nothing was committed"
+                        ) from None
+        raise AssertionError("unreachable")
 
     # -- the wrapper ----------------------------------------------------------------
 
@@ -170,7 +307,8 @@ class RestApp:
             try:
                 self._authorize(request, write)
                 data = rq.json_object(await self._body(request)) if body else {}
-                result = await run_in_threadpool(call, request, data)  # one thread hop
+                # one thread hop
+                result = await run_in_threadpool(self._serve, call, request, data, write)
             except Exception as exc:
                 return error_response(to_rest_error(exc), request.method)
             if isinstance(result, Response):

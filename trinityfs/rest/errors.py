@@ -80,6 +80,8 @@ _MAPPING: list[tuple[type[BaseException], int, str]] = [
     (tfs.NamespaceNotFoundError, 404, "NoSuchNamespaceException"),
     (tfs.ObjectNotFoundError, 404, "NoSuchTableException"),
     (tfs.VersionNotFoundError, 404, "NoSuchWarehouseException"),
+    # removed or replaced while served (trinityfs.rest.app.Binding opens it again)
+    (tfs.LakehouseNotFoundError, 503, "ServiceUnavailableException"),
     (tfs.AlreadyExistsError, 409, "AlreadyExistsException"),
     (tfs.NamespaceNotEmptyError, 409, "NamespaceNotEmptyException"),
     (tfs.CommitConflictError, 409, "CommitFailedException"),
