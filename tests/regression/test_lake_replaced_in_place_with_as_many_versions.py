@@ -15,31 +15,15 @@ The tests marked "fails on 612a50e" fail on the code before.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import fsspec
 import pytest
+from replaced_lakes import LOCAL, empty_in_place, lake_with
 
 from trinityfs.catalog import Lakehouse
 from trinityfs.errors import LakehouseNotFoundError
 from trinityfs.format.paths import root_node_file
-
-LOCAL = {"fsync": False}
-
-
-def _lake_with(url: str, versions: int, **options) -> Lakehouse:
-    lake = Lakehouse.create(url, **options)
-    lake.create_namespace("ns")
-    for i in range(versions - 1):
-        lake.create_table("ns", f"t{i}")
-    assert lake.latest_version() == versions
-    return lake
-
-
-def _empty_in_place(directory: Path) -> None:
-    for entry in directory.iterdir():
-        shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
 
 
 def _files(directory: Path) -> list[str]:
@@ -57,11 +41,11 @@ def _assert_new_lake_intact(directory: Path, versions: int, files: list[str]) ->
 def test_a_writer_whose_base_another_process_wrote_is_refused(tmp_path):
     """Fails on 612a50e: the base root was read (another handle committed it)."""
     directory = tmp_path / "lake"
-    _lake_with(str(directory), 4, storage_options=LOCAL)
+    lake_with(str(directory), 4, storage_options=LOCAL)
     writer = Lakehouse.open(str(directory), storage_options=LOCAL)
     assert writer.list_tables("ns") == ["t0", "t1", "t2"]  # reads root 4
-    _empty_in_place(directory)
-    _lake_with(str(directory), 4, storage_options=LOCAL)
+    empty_in_place(directory)
+    lake_with(str(directory), 4, storage_options=LOCAL)
     files = _files(directory)
     with pytest.raises(LakehouseNotFoundError, match=r"another lakehouse.*nothing was committed"):
         writer.create_table("ns", "from-the-old-handle")
@@ -71,11 +55,11 @@ def test_a_writer_whose_base_another_process_wrote_is_refused(tmp_path):
 def test_an_open_transaction_is_refused(tmp_path):
     """Fails on 612a50e."""
     directory = tmp_path / "lake"
-    old = _lake_with(str(directory), 5, storage_options=LOCAL)
+    old = lake_with(str(directory), 5, storage_options=LOCAL)
     txn = old.transaction()
     txn.create_table("ns", "in-flight")
-    _empty_in_place(directory)
-    _lake_with(str(directory), 5, storage_options=LOCAL)
+    empty_in_place(directory)
+    lake_with(str(directory), 5, storage_options=LOCAL)
     files = _files(directory)
     with pytest.raises(LakehouseNotFoundError, match=str(directory)):
         txn.commit()
@@ -87,7 +71,7 @@ def test_a_new_root_written_over_the_same_inode_is_still_told_apart(tmp_path):
     too. Here the new root keeps the old one's inode (written in place) and only its
     mtime tells it apart. Fails on 612a50e."""
     directory = tmp_path / "lake"
-    old = _lake_with(str(directory), 3, storage_options=LOCAL)
+    old = lake_with(str(directory), 3, storage_options=LOCAL)
     root = directory / root_node_file(3)
     before = os.stat(root)
     data = root.read_bytes()
@@ -103,7 +87,7 @@ def test_a_hard_link_to_the_base_root_does_not_refuse_a_commit(tmp_path):
     """Guard: a backup tool's hard link changes the root's change time (ctime), not
     the file; a commit on it goes on."""
     directory = tmp_path / "lake"
-    lake = _lake_with(str(directory), 3, storage_options=LOCAL)
+    lake = lake_with(str(directory), 3, storage_options=LOCAL)
     os.link(directory / root_node_file(3), tmp_path / "backup.arrow")
     assert lake.create_table("ns", "after-the-backup") == 4
 
@@ -111,7 +95,7 @@ def test_a_hard_link_to_the_base_root_does_not_refuse_a_commit(tmp_path):
 def test_two_handles_writing_in_turn_are_not_refused(tmp_path):
     """Guard: a base another handle created (and this one read) is the same file."""
     directory = tmp_path / "lake"
-    one = _lake_with(str(directory), 2, storage_options=LOCAL)
+    one = lake_with(str(directory), 2, storage_options=LOCAL)
     two = Lakehouse.open(str(directory), storage_options=LOCAL)
     for i in range(4):
         (one if i % 2 else two).create_table("ns", f"turn{i}")
@@ -124,9 +108,9 @@ def test_on_an_object_store_a_lakehouse_with_as_many_versions_is_not_caught():
     url = "memory://replaced-as-many-test"
     store = fsspec.filesystem("memory")
     try:
-        old = _lake_with(url, 3)
+        old = lake_with(url, 3)
         store.rm(url, recursive=True)
-        _lake_with(url, 3)
+        lake_with(url, 3)
         with pytest.raises(LakehouseNotFoundError):
             old.create_table("ns", "from-the-old-handle")
     finally:

@@ -26,31 +26,15 @@ fewer versions than the writer's base. Each other test fails on the code before.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import fsspec
 import pytest
+from replaced_lakes import LOCAL, empty_in_place, lake_with
 
 from trinityfs.catalog import Lakehouse
 from trinityfs.errors import LakehouseNotFoundError
 from trinityfs.format.paths import root_node_file
-
-LOCAL = {"fsync": False}
-
-
-def _lake_with(url: str, versions: int, **options) -> Lakehouse:
-    lake = Lakehouse.create(url, **options)
-    lake.create_namespace("ns")
-    for i in range(versions - 1):
-        lake.create_table("ns", f"t{i}")
-    assert lake.latest_version() == versions
-    return lake
-
-
-def _empty_in_place(directory: Path) -> None:
-    for entry in directory.iterdir():
-        shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
 
 
 def _roots(directory: Path) -> list[str]:
@@ -75,9 +59,9 @@ def test_a_warm_writer_never_commits_into_a_lakehouse_made_again_in_its_director
     tmp_path, new_versions
 ):
     directory = tmp_path / "lake"
-    old = _lake_with(str(directory), 6, storage_options=LOCAL)
-    _empty_in_place(directory)
-    new = _lake_with(str(directory), new_versions, storage_options=LOCAL)
+    old = lake_with(str(directory), 6, storage_options=LOCAL)
+    empty_in_place(directory)
+    new = lake_with(str(directory), new_versions, storage_options=LOCAL)
     roots = _roots(directory)
     files = sorted(p for p in directory.rglob("*") if p.is_file())
 
@@ -98,11 +82,11 @@ def test_a_warm_writer_never_commits_into_a_lakehouse_made_again_in_its_director
 
 def test_an_open_transaction_does_not_commit_into_a_lakehouse_made_again_in_place(tmp_path):
     directory = tmp_path / "lake"
-    old = _lake_with(str(directory), 4, storage_options=LOCAL)
+    old = lake_with(str(directory), 4, storage_options=LOCAL)
     txn = old.transaction()
     txn.create_table("ns", "in-flight")
-    _empty_in_place(directory)
-    _lake_with(str(directory), 9, storage_options=LOCAL)
+    empty_in_place(directory)
+    lake_with(str(directory), 9, storage_options=LOCAL)
     roots = _roots(directory)
     with pytest.raises(LakehouseNotFoundError, match="another lakehouse"):
         txn.commit()
@@ -113,9 +97,9 @@ def test_on_an_object_store_a_lost_race_into_another_lakehouse_commits_nothing()
     url = "memory://replaced-in-place-test"
     store = fsspec.filesystem("memory")
     try:
-        old = _lake_with(url, 5)
+        old = lake_with(url, 5)
         store.rm(url, recursive=True)
-        _lake_with(url, 8)
+        lake_with(url, 8)
         before = set(store.find(url))
         with pytest.raises(LakehouseNotFoundError, match="another lakehouse"):
             old.create_table("ns", "from-the-old-handle")
@@ -131,7 +115,7 @@ def test_a_base_expired_after_later_commits_still_moves_onto_the_latest(tmp_path
     """The root of the base gone *with* later versions is expiration, not replacement:
     the commit goes on (it loses its race and re-applies onto the latest)."""
     directory = tmp_path / "lake"
-    writer = _lake_with(str(directory), 3, storage_options=LOCAL)
+    writer = lake_with(str(directory), 3, storage_options=LOCAL)
     base = writer.latest_version()
     other = Lakehouse.open(str(directory), storage_options=LOCAL)
     for i in range(3):

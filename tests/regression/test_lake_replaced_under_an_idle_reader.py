@@ -15,18 +15,15 @@ The tests marked "fails on 612a50e" fail on the code before.
 from __future__ import annotations
 
 import os
-import shutil
 import uuid
-from pathlib import Path
 
 import fsspec
 import pytest
+from replaced_lakes import LOCAL, empty_in_place, lake_with
 
 from trinityfs.catalog import Lakehouse
 from trinityfs.errors import LakehouseNotFoundError
 from trinityfs.format.paths import LATEST_HINT, root_node_file
-
-LOCAL = {"fsync": False}
 
 
 class Clock:
@@ -35,15 +32,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-def _lake_with(url: str, versions: int, prefix: str = "t", **options) -> Lakehouse:
-    lake = Lakehouse.create(url, **options)
-    lake.create_namespace("ns")
-    for i in range(versions - 1):
-        lake.create_table("ns", f"{prefix}{i}")
-    assert lake.latest_version() == versions
-    return lake
 
 
 def _idle_reader(url: str, **options) -> tuple[Lakehouse, Clock]:
@@ -57,20 +45,15 @@ def _idle_reader(url: str, **options) -> tuple[Lakehouse, Clock]:
     return reader, clock
 
 
-def _empty_in_place(directory: Path) -> None:
-    for entry in directory.iterdir():
-        shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
-
-
 @pytest.mark.parametrize("new_versions", [1, 3, 5])
 def test_an_idle_reader_of_a_lakehouse_replaced_with_fewer_versions_raises(tmp_path, new_versions):
     """Fails on 612a50e."""
     directory = tmp_path / "lake"
-    _lake_with(str(directory), 6, storage_options=LOCAL)
+    lake_with(str(directory), 6, storage_options=LOCAL)
     reader, clock = _idle_reader(str(directory), storage_options=LOCAL)
     assert reader.list_tables("ns") == [f"t{i}" for i in range(5)]
-    _empty_in_place(directory)
-    _lake_with(str(directory), new_versions, prefix="new", storage_options=LOCAL)
+    empty_in_place(directory)
+    lake_with(str(directory), new_versions, prefix="new", storage_options=LOCAL)
     clock.now += 3600  # idle past the trust window
 
     with pytest.raises(LakehouseNotFoundError, match=f"{directory}.*replaced while open"):
@@ -88,11 +71,11 @@ def test_an_idle_reader_whose_trust_was_dropped_still_raises(tmp_path):
     """`_distrust_from` (this process's expiration forgot a root) lets any latest be
     confirmed, a lower one too: the check runs before that. Fails on 612a50e."""
     directory = tmp_path / "lake"
-    _lake_with(str(directory), 6, storage_options=LOCAL)
+    lake_with(str(directory), 6, storage_options=LOCAL)
     reader, _ = _idle_reader(str(directory), storage_options=LOCAL)
     reader.engine.roots.forget(2)
-    _empty_in_place(directory)
-    _lake_with(str(directory), 2, prefix="new", storage_options=LOCAL)
+    empty_in_place(directory)
+    lake_with(str(directory), 2, prefix="new", storage_options=LOCAL)
     with pytest.raises(LakehouseNotFoundError, match="replaced while open"):
         reader.latest_version()
 
@@ -102,10 +85,10 @@ def test_on_an_object_store_an_idle_reader_raises_too():
     url = f"memory://replaced-idle-{uuid.uuid4().hex}"
     store = fsspec.filesystem("memory")
     try:
-        _lake_with(url, 5)
+        lake_with(url, 5)
         reader, clock = _idle_reader(url)
         store.rm(url, recursive=True)
-        _lake_with(url, 2, prefix="new")
+        lake_with(url, 2, prefix="new")
         clock.now += 3600
         with pytest.raises(LakehouseNotFoundError, match=f"{url}.*replaced while open"):
             reader.list_tables("ns")
@@ -119,7 +102,7 @@ def test_a_latest_root_deleted_by_hand_is_not_called_a_replacement(tmp_path):
     """Guard: the same lakehouse, its latest root deleted (damage fsck reports): the
     reader answers the version below as before, no LakehouseNotFoundError."""
     directory = tmp_path / "lake"
-    _lake_with(str(directory), 6, storage_options=LOCAL)
+    lake_with(str(directory), 6, storage_options=LOCAL)
     reader, clock = _idle_reader(str(directory), storage_options=LOCAL)
     os.remove(directory / root_node_file(6))
     (directory / LATEST_HINT).write_text("5")
