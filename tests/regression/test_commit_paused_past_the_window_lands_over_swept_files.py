@@ -15,6 +15,7 @@ expiration run there sees the same 10 minutes (tests/expire_clock.py)."""
 
 from __future__ import annotations
 
+import logging
 import time
 
 import pytest
@@ -22,7 +23,13 @@ from expire_clock import expiring_later
 
 import trinityfs.txn.transaction as transaction_module
 from trinityfs import Lakehouse
-from trinityfs.errors import CommitRetriesExhaustedError, TransactionExpiredError
+from trinityfs.errors import (
+    CommitRetriesExhaustedError,
+    StorageError,
+    TransactionClosedError,
+    TransactionExpiredError,
+)
+from trinityfs.storage import Storage
 from trinityfs.tree.store import NodeStore
 from trinityfs.txn.roots import RootStore
 from trinityfs.txn.transaction import Transaction
@@ -152,7 +159,7 @@ def test_a_late_root_whose_node_files_cannot_be_written_back_is_undone(tmp_path,
     lake, txn, written = _late_batch(tmp_path, monkeypatch)
     before = lake.latest_version()
     monkeypatch.setattr(NodeStore, "cached", lambda self, location: None, raising=False)
-    with pytest.raises(TransactionExpiredError, match="swept node file"):
+    with pytest.raises(TransactionExpiredError, match=r"swept .*node-.*could not be written back"):
         txn.commit()
     monkeypatch.undo()
     assert written and written[0]
@@ -165,3 +172,40 @@ def test_a_late_root_whose_node_files_cannot_be_written_back_is_undone(tmp_path,
     problems = fresh.fsck().errors
     affected = {v for p in problems for v in (p.version, *p.versions) if v is not None}
     assert problems and affected == {before + 1}, problems
+
+
+def test_a_late_root_whose_check_fails_is_still_acknowledged_once(tmp_path, monkeypatch):
+    """The root landed: a storage error while checking its files must not report the
+    commit failed (the caller would commit the same changes again)."""
+    lake = _lake(tmp_path)
+    clock = WriterClock(monkeypatch)
+    real_create = RootStore.create
+    txn = lake.transaction()
+    txn.create_table("ns", "late")
+
+    def create_after_a_pause_then_fail_checks(self, version, data, *flush):
+        clock.pause(lake, suspended=False)
+        created = real_create(self, version, data, *flush)
+
+        def refused(*args, **kwargs):
+            raise StorageError("the store refuses requests (test)")
+
+        monkeypatch.setattr(Storage, "exists", refused)
+        return created
+
+    monkeypatch.setattr(RootStore, "create", create_after_a_pause_then_fail_checks)
+    logged: list[str] = []
+    handler = logging.Handler(logging.ERROR)
+    handler.emit = lambda record: logged.append(record.getMessage())  # type: ignore[method-assign]
+    transaction_module.log.addHandler(handler)
+    try:
+        version = txn.commit()
+    finally:
+        transaction_module.log.removeHandler(handler)
+    monkeypatch.undo()
+    assert any("run `trinityfs fsck`" in line for line in logged), logged
+    with pytest.raises(TransactionClosedError):
+        txn.commit()
+    fresh = Lakehouse.open(lake.url)
+    assert fresh.latest_version() == version
+    assert "late" in fresh.list_tables("ns")

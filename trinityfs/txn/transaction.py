@@ -20,6 +20,7 @@ from trinityfs.errors import (
     LakehouseNotFoundError,
     TransactionClosedError,
     TransactionExpiredError,
+    TrinityError,
     VersionNotFoundError,
 )
 from trinityfs.format.definitions import encode_definition, node_file_compression
@@ -359,7 +360,16 @@ class Transaction:
         if not self._late():
             return
         storage = self.engine.storage
-        gone = [loc for loc in (*self.files, *self._written_nodes) if not storage.exists(loc)]
+        try:
+            gone = [loc for loc in (*self.files, *self._written_nodes) if not storage.exists(loc)]
+        except TrinityError as exc:  # committed: only an error for what did not happen
+            log.error(
+                "version %d landed after the commit window; checking that its files "
+                "survived a concurrent expiration failed (%s): run `trinityfs fsck`",
+                version,
+                exc,
+            )
+            return
         if not gone:
             return
         log.warning(
@@ -369,28 +379,40 @@ class Transaction:
             len(gone),
             gone[0],
         )
-        lost = []
-        for loc in gone:
-            data = self.files.get(loc)
-            if data is None:
-                data = self._node_bytes(loc, base.lakehouse_def)
-            if data is None:
-                lost.append(loc)
-            else:
-                storage.write_immutable(loc, data)
+        lost = [loc for loc in gone if not self._write_back(loc, base.lakehouse_def)]
         if lost:
-            self.closed = True
-            undone = undo(self.engine, version, base)
+            self.closed = True  # landed: never committed a second time
+            try:
+                undone = undo(self.engine, version, base)
+            except TrinityError as exc:
+                log.error("undoing version %d failed: %s", version, exc)
+                undone = False
             raise TransactionExpiredError(
                 f"version {version} landed after the commit window, and an expiration "
-                f"had swept node file {lost[0]} it references meanwhile; "
+                f"had swept {lost[0]}, which it references, meanwhile (it could not be "
+                "written back); "
                 + (
                     f"version {version + 1} restores version {base.version}: nothing "
                     "stays committed"
                     if undone
-                    else "another commit followed it: run fsck"
+                    else f"version {version} stays unreadable: run `trinityfs fsck`"
                 )
             )
+
+    def _write_back(self, location: str, ldef: LakehouseDef) -> bool:
+        """Write a swept file of this commit again; False when its bytes are beyond
+        recovery or the write fails."""
+        data = self.files.get(location)
+        if data is None:
+            data = self._node_bytes(location, ldef)
+        if data is None:
+            return False
+        try:
+            self.engine.storage.write_immutable(location, data)
+        except TrinityError as exc:
+            log.error("writing %s back failed: %s", location, exc)
+            return False
+        return True
 
     def _node_bytes(self, location: str, ldef: LakehouseDef) -> bytes | None:
         """The bytes of node file `location`, encoded again from the decoded node this
