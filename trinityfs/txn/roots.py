@@ -39,6 +39,7 @@ from collections.abc import Callable
 from trinityfs.errors import (
     CorruptFileError,
     LakehouseNotFoundError,
+    StorageError,
     StorageFileNotFoundError,
     TrinityError,
     VersionNotFoundError,
@@ -233,7 +234,14 @@ class RootStore:
         return root
 
     def _note_identity(self, version: int) -> None:
-        found = self.storage.identity(_root_name(version), built=True)
+        """Best effort: a failed stat leaves the identity unknown (the commit check then
+        falls back to existence). It runs right after our root landed, so an error here
+        must not turn a landed commit into a reported failure."""
+        try:
+            found = self.storage.identity(_root_name(version), built=True)
+        except StorageError as exc:
+            log.debug("identity of the root of version %d unknown: %s", version, exc)
+            return
         if found is not None:
             self._ids.put(version, found)
 
