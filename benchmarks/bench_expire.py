@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from trinityfs import Lakehouse
 from trinityfs.catalog.writer import CatalogTransaction
-from trinityfs.format.nodefile import decode_node
+from trinityfs.format.node_decode import decode_node
 from trinityfs.format.paths import root_node_file
 from trinityfs.lifecycle.mark import Marker
 from trinityfs.storage import Storage

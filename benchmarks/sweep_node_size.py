@@ -37,7 +37,7 @@ from trinityfs.format.definitions import (
     node_file_compression,
 )
 from trinityfs.format.keys import KeyCodec
-from trinityfs.format.nodefile import encode_node
+from trinityfs.format.node_encode import encode_node
 from trinityfs.format.paths import new_definition_location
 from trinityfs.storage import Storage
 from trinityfs.tree import Node, NodeStore, TreeWriter

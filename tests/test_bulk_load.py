@@ -431,7 +431,7 @@ def test_bulk_load_under_whole_tree_verification_refuses_damage_committed_meanwh
 _ROOT_DECODE_PEAK = """
 import sys
 import pyarrow as pa
-from trinityfs.format.nodefile import _read_table, decode_node
+from trinityfs.format.node_decode import _read_table, decode_node
 data = open(sys.argv[1], "rb").read()
 pool = pa.default_memory_pool()
 start = pool.max_memory()
@@ -480,7 +480,7 @@ def test_decoding_a_large_node_hands_arrow_memory_back(blake, monkeypatch) -> No
     # cannot reuse them, so they added the root's raw size to the next commit's peak.
     import pyarrow as pa
 
-    import trinityfs.format.nodefile as nodefile
+    import trinityfs.format.node_decode as node_decode
 
     released = []
 
@@ -495,11 +495,11 @@ def test_decoding_a_large_node_hands_arrow_memory_back(blake, monkeypatch) -> No
     real = pa.default_memory_pool
     monkeypatch.setattr(pa, "default_memory_pool", lambda: Spy(real()))
     data, name = _bulk_root(blake, 300)
-    monkeypatch.setattr(nodefile, "RELEASE_AFTER_BYTES", len(data))
-    nodefile.decode_node(data, None, name)
+    monkeypatch.setattr(node_decode, "RELEASE_AFTER_BYTES", len(data))
+    node_decode.decode_node(data, None, name)
     assert released == [True]
-    monkeypatch.setattr(nodefile, "RELEASE_AFTER_BYTES", len(data) + 1)
-    nodefile.decode_node(data, None, name)  # a smaller file: nothing to hand back
+    monkeypatch.setattr(node_decode, "RELEASE_AFTER_BYTES", len(data) + 1)
+    node_decode.decode_node(data, None, name)  # a smaller file: nothing to hand back
     assert released == [True]
 
 

@@ -8,7 +8,8 @@ import pytest
 from trinityfs import Lakehouse
 from trinityfs.errors import InvalidArgumentError
 from trinityfs.format.definitions import PROP_NODE_FILE_COMPRESSION
-from trinityfs.format.nodefile import decode_node, encode_node
+from trinityfs.format.node_decode import decode_node
+from trinityfs.format.node_encode import encode_node
 from trinityfs.format.paths import root_node_file
 from trinityfs.tree.budget import new_lakehouse_options
 

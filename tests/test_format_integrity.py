@@ -20,7 +20,9 @@ from trinityfs.format.integrity import (
     name_hash,
     verify_named_content,
 )
-from trinityfs.format.nodefile import NodeFile, decode_node, encode_node
+from trinityfs.format.node_decode import decode_node
+from trinityfs.format.node_encode import encode_node
+from trinityfs.format.nodefile import NodeFile
 from trinityfs.format.paths import (
     new_definition_location,
     new_lakehouse_def_location,

@@ -15,8 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trinityfs.format import ipcfile, nodefile
-from trinityfs.format.nodefile import NodeFile, decode_node, encode_node, encode_node_arrays
+from trinityfs.format import ipcfile, node_encode
+from trinityfs.format.node_decode import decode_node
+from trinityfs.format.node_encode import encode_node, encode_node_arrays
+from trinityfs.format.nodefile import NodeFile
 
 texts = st.text(st.characters(exclude_categories=("Cs",)), max_size=80)
 # Without the optional zstandard module zstd node files are written by pyarrow (the
@@ -26,7 +28,7 @@ COMPRESSIONS = [None] if ipcfile.zstandard is None else [None, "zstd"]
 
 
 def _pyarrow_bytes(arrays: list[pa.Array], compression: str | None) -> bytes:
-    return nodefile._pyarrow_node_file(arrays, compression)[0]
+    return node_encode._pyarrow_node_file(arrays, compression)[0]
 
 
 @contextlib.contextmanager
@@ -54,7 +56,7 @@ def column_sets(draw) -> list[pa.Array]:
 @settings(max_examples=300, deadline=None)
 @given(arrays=column_sets(), compression=st.sampled_from(COMPRESSIONS))
 def test_the_same_bytes_as_pyarrows_writer(arrays, compression):
-    assert ipcfile.template_for(compression, nodefile._pyarrow_node_file) is not None
+    assert ipcfile.template_for(compression, node_encode._pyarrow_node_file) is not None
     with _every_buffer_compressed():
         data = encode_node_arrays(arrays, compression=compression)
     assert data == _pyarrow_bytes(arrays, compression)
@@ -69,7 +71,7 @@ def test_a_node_is_encoded_without_pyarrows_ipc_writer(monkeypatch, compression)
         buffer=[("C===c", "0000/0000/0000/00000000-z.binpb", 7), ("C===a", None, 8)],
     )
     expected = encode_node(node, 4, compression=compression)
-    ipcfile.template_for(compression, nodefile._pyarrow_node_file)  # built beforehand
+    ipcfile.template_for(compression, node_encode._pyarrow_node_file)  # built beforehand
 
     def refuse(*args, **kwargs):
         raise AssertionError("pyarrow's IPC writer was used")
@@ -89,8 +91,8 @@ def test_lz4_and_other_layouts_use_pyarrows_writer():
             with _every_buffer_compressed():
                 data = encode_node_arrays(arrays, compression=compression)
             assert data == _pyarrow_bytes(arrays, compression)
-    assert ipcfile.write_node_ipc(base, b"0" * 64, "lz4", nodefile._pyarrow_node_file) is None
-    assert ipcfile.write_node_ipc(sliced, b"0" * 64, None, nodefile._pyarrow_node_file) is None
+    assert ipcfile.write_node_ipc(base, b"0" * 64, "lz4", node_encode._pyarrow_node_file) is None
+    assert ipcfile.write_node_ipc(sliced, b"0" * 64, None, node_encode._pyarrow_node_file) is None
 
 
 @needs_zstandard
@@ -98,10 +100,10 @@ def test_a_template_that_fails_its_self_check_is_never_used(monkeypatch):
     monkeypatch.setattr(ipcfile, "_templates", {})
     monkeypatch.setattr(ipcfile, "_ZSTD_LEVEL", 3)  # not pyarrow's level: other bytes
     monkeypatch.setattr(ipcfile, "_compressors", ipcfile._Compressors())
-    assert ipcfile.template_for("zstd", nodefile._pyarrow_node_file) is None
+    assert ipcfile.template_for("zstd", node_encode._pyarrow_node_file) is None
     arrays = [pa.array(["key" * 30, None, "v" * 50], pa.string()) for _ in range(4)]
     assert encode_node_arrays(arrays, compression="zstd") == _pyarrow_bytes(arrays, "zstd")
-    assert ipcfile.template_for(None, nodefile._pyarrow_node_file) is not None
+    assert ipcfile.template_for(None, node_encode._pyarrow_node_file) is not None
 
 
 @needs_zstandard
@@ -127,7 +129,7 @@ def test_threads_encode_the_same_bytes():
 
 def _reference(node: NodeFile, order: int, compression: str | None) -> bytes:
     """The node file by pa.array and pyarrow's writer (the encoder before segments)."""
-    keys, values, pnodes, txns = nodefile.node_head_rows(node, order)
+    keys, values, pnodes, txns = node_encode.node_head_rows(node, order)
     buffer = node.buffer
     columns = [
         keys + [key for key, _, _ in buffer],
@@ -197,7 +199,7 @@ def test_a_root_is_encoded_without_pa_array(monkeypatch):
         buffer=[("C===c", "0000/0000/0000/00000000-z.binpb", 7), ("C===a", None, 8)],
     )
     expected = _reference(node, 4, "zstd")
-    ipcfile.template_for("zstd", nodefile._pyarrow_node_file)
+    ipcfile.template_for("zstd", node_encode._pyarrow_node_file)
 
     def refuse(*args, **kwargs):
         raise AssertionError("pa.array was used")
@@ -259,7 +261,7 @@ def test_a_segment_refuses_what_is_not_a_str_or_none():
 def _stored_buffers(data: bytes) -> list[tuple[int, bytes]]:
     """(length prefix, stored bytes) of every non-empty buffer of a zstd node file,
     from the record batch message's Buffer table (located as ipcfile's template does)."""
-    t = ipcfile.template_for("zstd", nodefile._pyarrow_node_file)
+    t = ipcfile.template_for("zstd", node_encode._pyarrow_node_file)
     meta_at = len(t.head)
     body_at = meta_at + len(t.meta)
     stored = []
@@ -298,7 +300,7 @@ def test_a_roots_bitmaps_and_short_buffers_are_not_compressed(monkeypatch):
         values=["0000/0000/0000/00000000-x.binpb", "0000/0000/0000/00000000-y.binpb"],
         buffer=[("C===c" + " " * 200, "0000/0000/0000/00000000-z.binpb", 7)],
     )
-    ipcfile.template_for("zstd", nodefile._pyarrow_node_file)
+    ipcfile.template_for("zstd", node_encode._pyarrow_node_file)
     sizes: list[int] = []
     real = ipcfile._compressors.zstd
 

@@ -9,7 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trinityfs.errors import CorruptFileError, InvalidArgumentError, UnsafeLocationError
-from trinityfs.format.nodefile import SCHEMA, NodeFile, decode_node, encode_node
+from trinityfs.format.node_decode import decode_node
+from trinityfs.format.node_encode import encode_node
+from trinityfs.format.nodefile import SCHEMA, NodeFile
 
 PATH = "0000/1111/0000/11110000-node-test.arrow"
 

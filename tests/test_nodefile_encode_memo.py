@@ -1,4 +1,4 @@
-"""The encoder's memo of checked key tables and buffers (trinityfs/format/nodefile.py):
+"""The encoder's memo of checked key tables and buffers (trinityfs/format/node_encode.py):
 every commit's root repeats the previous root's key table and buffer, so inputs made of
 the same objects are not checked twice. Same bytes as without the memo, and anything
 that differs (other objects, in place changes, look-alikes) is still checked."""
@@ -8,8 +8,10 @@ from __future__ import annotations
 import pytest
 
 from trinityfs.errors import InvalidArgumentError
-from trinityfs.format import nodefile
-from trinityfs.format.nodefile import NodeFile, decode_node, encode_node
+from trinityfs.format import node_encode, nodefile
+from trinityfs.format.node_decode import decode_node
+from trinityfs.format.node_encode import encode_node
+from trinityfs.format.nodefile import NodeFile
 
 ORDER = 8
 DEF = "0000/1111/0000/11110000-table-ns-t-{}.binpb"
@@ -17,12 +19,12 @@ DEF = "0000/1111/0000/11110000-table-ns-t-{}.binpb"
 
 @pytest.fixture(autouse=True)
 def empty_memo(monkeypatch):
-    monkeypatch.setattr(nodefile, "_checked_tables", ())
-    monkeypatch.setattr(nodefile, "_checked_buffers", ())
-    monkeypatch.setattr(nodefile, "_checked_messages", {})
-    monkeypatch.setattr(nodefile, "_table_segments", ())
-    monkeypatch.setattr(nodefile, "_buffer_segments", (), raising=False)
-    monkeypatch.setattr(nodefile, "_bodies", (), raising=False)
+    monkeypatch.setattr(node_encode, "_checked_tables", ())
+    monkeypatch.setattr(node_encode, "_checked_buffers", ())
+    monkeypatch.setattr(node_encode, "_checked_messages", {})
+    monkeypatch.setattr(node_encode, "_table_segments", ())
+    monkeypatch.setattr(node_encode, "_buffer_segments", (), raising=False)
+    monkeypatch.setattr(node_encode, "_bodies", (), raising=False)
 
 
 def _root(buffer: list, keys=None, values=None, children=None) -> NodeFile:
@@ -49,14 +51,14 @@ def _unmemoized(node: NodeFile, compression: str | None = "zstd") -> bytes:
         "_buffer_segments",
         "_bodies",
     )
-    saved = [getattr(nodefile, name, ()) for name in names]
+    saved = [getattr(node_encode, name, ()) for name in names]
     for name, empty in zip(names, ((), (), {}, (), (), ()), strict=True):
-        setattr(nodefile, name, empty)
+        setattr(node_encode, name, empty)
     try:
         return encode_node(node, ORDER, compression=compression)
     finally:
         for name, value in zip(names, saved, strict=True):
-            setattr(nodefile, name, value)
+            setattr(node_encode, name, value)
 
 
 def _copy(node: NodeFile, buffer: list | None = None) -> NodeFile:
@@ -94,6 +96,7 @@ def _spy_on_checks(monkeypatch) -> list[list]:
         return real(values)
 
     monkeypatch.setattr(nodefile, "all_plainly_safe", spy)
+    monkeypatch.setattr(node_encode, "all_plainly_safe", spy)
     return checked
 
 
@@ -170,7 +173,7 @@ def test_a_message_replaced_by_a_look_alike_is_checked_again():
 def test_a_table_mutated_after_being_remembered_does_not_change_the_memo():
     node = _root(_messages(2))
     encode_node(node, ORDER)
-    remembered = nodefile._checked_tables[0]
+    remembered = node_encode._checked_tables[0]
     node.keys.append("C===ns  z   ")
     assert remembered[1] == ["C===ns  b   ", "C===ns  m   "]
 
@@ -179,13 +182,13 @@ def test_a_growing_roots_buffer_converts_only_the_new_messages(monkeypatch):
     """Each commit's root buffer is the previous one's plus the new messages: only those
     are converted to Arrow buffers again (the rest is the remembered segment)."""
     converted: list[int] = []
-    real = nodefile.segment
+    real = node_encode.segment
 
     def spy(columns):
         converted.append(len(columns[0]))
         return real(columns)
 
-    monkeypatch.setattr(nodefile, "segment", spy)
+    monkeypatch.setattr(node_encode, "segment", spy)
     messages = _messages(8)
     node = _root(messages[:1])
     for n in range(1, 9):

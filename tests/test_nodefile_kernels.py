@@ -11,8 +11,10 @@ import pytest
 
 from tests.test_format_nodefile import LEAF_ROWS, PATH, raw_file, root_node
 from trinityfs.errors import CorruptFileError, InvalidArgumentError, UnsafeLocationError
-from trinityfs.format import nodefile
-from trinityfs.format.nodefile import NodeFile, decode_node, encode_node
+from trinityfs.format import node_decode, nodefile
+from trinityfs.format.node_decode import decode_node
+from trinityfs.format.node_encode import encode_node
+from trinityfs.format.nodefile import NodeFile
 
 N = None
 KERNELS = ("match_substring_regex", "fill_null", "index", "cast", "invert", "and_")
@@ -150,9 +152,9 @@ def test_both_paths_refuse_to_encode_the_same_buffers(path_kind, message, fragme
 def test_node_files_are_read_without_arrow_threads():
     """Handing a small file's dozen buffers to Arrow's thread pool costs more than the
     work; parallelism comes from decoding several files at once."""
-    assert nodefile._READ_OPTIONS.use_threads is False
+    assert node_decode._READ_OPTIONS.use_threads is False
     table = pa.ipc.open_file(
         pa.py_buffer(encode_node(root_node(), 8, compression="zstd")),
-        options=nodefile._READ_OPTIONS,
+        options=node_decode._READ_OPTIONS,
     ).read_all()
     assert table.num_rows > 0

@@ -1,5 +1,5 @@
 """The rows after a root's system rows are kept from one commit's root to the next
-(format/nodefile.py `_bodies`, format/ipcfile.py `Body`): every node file written that
+(format/node_encode.py `_bodies`, format/ipcfile.py `Body`): every node file written that
 way must be byte for byte the file written from scratch, through buffer flushes, node
 splits, deletes, property updates, a rollback and a change of system rows' lengths."""
 
@@ -8,8 +8,9 @@ from __future__ import annotations
 import pytest
 
 from trinityfs import Lakehouse
-from trinityfs.format import ipcfile, nodefile
-from trinityfs.format.nodefile import decode_node, encode_node
+from trinityfs.format import ipcfile, node_encode
+from trinityfs.format.node_decode import decode_node
+from trinityfs.format.node_encode import encode_node
 from trinityfs.txn import publish
 
 MEMOS = {
@@ -23,14 +24,14 @@ MEMOS = {
 
 
 def _from_scratch(node, order, compression):
-    saved = {name: getattr(nodefile, name) for name in MEMOS}
+    saved = {name: getattr(node_encode, name) for name in MEMOS}
     for name, empty in MEMOS.items():
-        setattr(nodefile, name, type(empty)())
+        setattr(node_encode, name, type(empty)())
     try:
         return encode_node(node, order, compression=compression)
     finally:
         for name, value in saved.items():
-            setattr(nodefile, name, value)
+            setattr(node_encode, name, value)
 
 
 @pytest.fixture
@@ -89,21 +90,21 @@ def test_a_root_after_a_kept_body_converts_only_its_new_messages(tmp_path, recor
     lake.create_namespace("ns")
     lake.create_table("ns", "first", {"table_format": "ICEBERG"})
     converted: list[int] = []
-    real = nodefile.segment
+    real = node_encode.segment
 
     def counting(columns):
         converted.append(len(columns[0]))
         return real(columns)
 
-    monkeypatch.setattr(nodefile, "segment", counting)
+    monkeypatch.setattr(node_encode, "segment", counting)
     bodies = []
-    real_write = nodefile.write_with_body
+    real_write = node_encode.write_with_body
 
     def spying(system, body, tail, compression, fallback):
         bodies.append(tail is not None)
         return real_write(system, body, tail, compression, fallback)
 
-    monkeypatch.setattr(nodefile, "write_with_body", spying)
+    monkeypatch.setattr(node_encode, "write_with_body", spying)
     for i in range(5):
         lake.create_table("ns", f"t{i}", {"table_format": "ICEBERG"})
     # each root: its system rows and its one new message; the key table and the older

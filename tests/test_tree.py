@@ -9,7 +9,7 @@ import pytest
 from tree_workloads import apply_changes, empty_root, new_store, random_changes
 
 from trinityfs.errors import TreeInvariantError
-from trinityfs.format.nodefile import encode_node
+from trinityfs.format.node_encode import encode_node
 from trinityfs.tree import Node, NodeStore, TreeWriter, check_tree, lookup, scan, scan_prefix
 
 

@@ -24,7 +24,8 @@ import pytest
 
 import trinityfs.txn.roots as roots
 from trinityfs import Lakehouse
-from trinityfs.format.nodefile import BufferColumns, NodeFile
+from trinityfs.format.node_decode import BufferColumns
+from trinityfs.format.nodefile import NodeFile
 from trinityfs.tree import Node, TreeWriter, columns
 from trinityfs.tree.budget import FlushPolicy, MessageBuffer
 from trinityfs.tree.columns import ColumnBuffer

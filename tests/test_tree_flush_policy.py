@@ -14,7 +14,7 @@ import uuid
 import pytest
 from tree_workloads import apply_changes, empty_root, new_store, random_changes
 
-from trinityfs.format.nodefile import encode_node
+from trinityfs.format.node_encode import encode_node
 from trinityfs.tree import Node, NodeStore, TreeWriter, check_tree, lookup, scan
 from trinityfs.tree.budget import FlushPolicy, MessageBuffer, buffer_bytes, message_bytes
 from trinityfs.tree.bulk import BottomUpBuilder, build_tree

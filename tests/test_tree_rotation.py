@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tree_workloads import apply_changes, new_store, random_changes
 
-from trinityfs.format.nodefile import encode_node
+from trinityfs.format.node_encode import encode_node
 from trinityfs.format.paths import new_node_location
 from trinityfs.tree import Node, NodeStore, TreeWriter, check_tree, lookup, scan
 from trinityfs.tree.budget import FlushPolicy, message_bytes

@@ -37,7 +37,7 @@ from integrity_lakes import stored_files as _files
 
 from trinityfs import Lakehouse
 from trinityfs.errors import CorruptFileError, NotFoundError, TrinityError, VersionNotFoundError
-from trinityfs.format.nodefile import decode_node
+from trinityfs.format.node_decode import decode_node
 from trinityfs.format.paths import LATEST_HINT, OLDEST_VERSION, root_node_file
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "stress"))

@@ -18,7 +18,7 @@ from trinityfs.errors import (
     ReadOnlyError,
     VersionNotFoundError,
 )
-from trinityfs.format.nodefile import decode_node
+from trinityfs.format.node_decode import decode_node
 from trinityfs.format.paths import root_node_file
 from trinityfs.lifecycle.exports import SOURCE_VERSION_PROPERTY
 from trinityfs.storage import Storage

@@ -9,7 +9,7 @@ from expire_clock import expiring_later
 from lifecycle_helpers import NO_FSYNC, SMALL_TREE, make_history
 
 from trinityfs import Lakehouse
-from trinityfs.format.nodefile import decode_node
+from trinityfs.format.node_decode import decode_node
 from trinityfs.format.paths import LATEST_HINT, OLDEST_VERSION, root_node_file
 from trinityfs.lifecycle.inventory import classify
 

@@ -16,7 +16,7 @@ import pytest
 
 from trinityfs import Lakehouse
 from trinityfs.errors import CorruptFileError
-from trinityfs.format.nodefile import decode_node
+from trinityfs.format.node_decode import decode_node
 from trinityfs.format.paths import root_node_file
 from trinityfs.fs.errors import to_os_error
 

@@ -20,7 +20,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 _CHILD = textwrap.dedent(
     """
-    from trinityfs.format.nodefile import NodeFile, decode_node, encode_node
+    from trinityfs.format.nodefile import NodeFile
+    from trinityfs.format.node_encode import encode_node
+    from trinityfs.format.node_decode import decode_node
 
     buffer = [(f"key{i:06d}", f"defs/value{i}", 1) for i in range(2_000)]
     buffer.append(("key999999", "../escape", 1))

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from trinityfs import Lakehouse
-from trinityfs.format.nodefile import decode_node
+from trinityfs.format.node_decode import decode_node
 from trinityfs.format.paths import (
     LATEST_HINT,
     OLDEST_VERSION,

@@ -36,7 +36,8 @@ import trinityfs.storage.local as local_storage
 from trinityfs import Lakehouse
 from trinityfs.errors import TrinityError
 from trinityfs.format.definitions import encode_definition, new_lakehouse_def
-from trinityfs.format.nodefile import COLUMNS, SCHEMA, decode_node
+from trinityfs.format.node_decode import decode_node
+from trinityfs.format.nodefile import COLUMNS, SCHEMA
 from trinityfs.format.paths import LATEST_HINT, root_node_file
 from trinityfs.format.trinitylake_pb2 import NamespaceDef, TableDef, ViewDef
 

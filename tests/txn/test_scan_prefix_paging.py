@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tree_workloads import empty_root, new_store
 
-from trinityfs.format.nodefile import encode_node
+from trinityfs.format.node_encode import encode_node
 from trinityfs.format.trinitylake_pb2 import IsolationLevel, LakehouseDef
 from trinityfs.tree import TreeWriter
 from trinityfs.txn.snapshot import Snapshot

@@ -66,7 +66,7 @@ from trinityfs.errors import (
 )
 from trinityfs.format.definitions import encode_definition, node_file_compression
 from trinityfs.format.keys import KEY_LAKEHOUSE_DEF, KeyCodec
-from trinityfs.format.nodefile import encode_node_arrays, node_head_rows
+from trinityfs.format.node_encode import encode_node_arrays, node_head_rows
 from trinityfs.format.paths import new_definition_location, root_node_file, transaction_location
 from trinityfs.format.trinitylake_pb2 import TransactionDef
 from trinityfs.lifecycle import dtxn

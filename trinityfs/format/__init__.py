@@ -37,7 +37,9 @@ from trinityfs.format.keys import (
     encode_type_id,
 )
 from trinityfs.format.names import validate_name
-from trinityfs.format.nodefile import NodeFile, decode_node, encode_node
+from trinityfs.format.node_decode import decode_node
+from trinityfs.format.node_encode import encode_node
+from trinityfs.format.nodefile import NodeFile
 from trinityfs.format.paths import (
     LATEST_HINT,
     OLDEST_VERSION,

@@ -63,7 +63,9 @@ from trinityfs.format.definitions import (
     validate_lakehouse_def,
 )
 from trinityfs.format.keys import KEY_CREATED_AT_MILLIS, KEY_LAKEHOUSE_DEF, KEY_PREVIOUS_ROOT
-from trinityfs.format.nodefile import NodeFile, decode_node, encode_node
+from trinityfs.format.node_decode import decode_node
+from trinityfs.format.node_encode import encode_node
+from trinityfs.format.nodefile import NodeFile
 from trinityfs.format.paths import (
     LATEST_HINT,
     OLDEST_VERSION,

@@ -59,7 +59,8 @@ from trinityfs.format.keys import (
     TYPE_VIEW,
     decode_type_id,
 )
-from trinityfs.format.nodefile import NodeFile, decode_node
+from trinityfs.format.node_decode import decode_node
+from trinityfs.format.nodefile import NodeFile
 from trinityfs.format.paths import parse_root_node_file, root_node_file
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.lifecycle.exports import export_root_version, export_storage

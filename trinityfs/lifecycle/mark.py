@@ -14,7 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from trinityfs.errors import StorageFileNotFoundError, TrinityError
 from trinityfs.format.keys import KEY_LAKEHOUSE_DEF
-from trinityfs.format.nodefile import NodeFile, decode_node
+from trinityfs.format.node_decode import decode_node
+from trinityfs.format.nodefile import NodeFile
 from trinityfs.storage import Storage
 
 DEFAULT_THREADS = 16

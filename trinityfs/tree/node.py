@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from trinityfs.format.nodefile import BufferColumns, NodeFile
+from trinityfs.format.node_decode import BufferColumns
+from trinityfs.format.nodefile import NodeFile
 from trinityfs.tree.budget import Message, MessageBuffer
 from trinityfs.tree.columns import ColumnBuffer
 

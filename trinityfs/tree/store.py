@@ -13,7 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from trinityfs.errors import CorruptFileError
 from trinityfs.format.keys import KEY_CREATED_AT_MILLIS
-from trinityfs.format.nodefile import decode_node, encode_node
+from trinityfs.format.node_decode import decode_node
+from trinityfs.format.node_encode import encode_node
 from trinityfs.format.paths import new_node_location
 from trinityfs.lru import LRU
 from trinityfs.storage import Storage

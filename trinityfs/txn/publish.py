@@ -42,7 +42,7 @@ from trinityfs.format.keys import (
     KEY_ROLLBACK_FROM_ROOT,
     KeyCodec,
 )
-from trinityfs.format.nodefile import encode_node
+from trinityfs.format.node_encode import encode_node
 from trinityfs.format.paths import root_node_file
 from trinityfs.format.trinitylake_pb2 import NamespaceDef, TableDef, ViewDef
 from trinityfs.tree import Node, TreeWriter

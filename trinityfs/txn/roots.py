@@ -51,7 +51,7 @@ from trinityfs.format.definitions import (
     validate_lakehouse_def,
 )
 from trinityfs.format.keys import KEY_LAKEHOUSE_DEF
-from trinityfs.format.nodefile import decode_node
+from trinityfs.format.node_decode import decode_node
 from trinityfs.format.paths import (
     LATEST_HINT,
     OLDEST_VERSION,

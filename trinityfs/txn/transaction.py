@@ -26,7 +26,7 @@ from trinityfs.errors import (
 from trinityfs.format.definitions import encode_definition, node_file_compression
 from trinityfs.format.integrity import verify_named_content
 from trinityfs.format.keys import KeyCodec
-from trinityfs.format.nodefile import encode_node
+from trinityfs.format.node_encode import encode_node
 from trinityfs.format.paths import new_lakehouse_def_location
 from trinityfs.format.trinitylake_pb2 import IsolationLevel, LakehouseDef
 from trinityfs.tree import Node
