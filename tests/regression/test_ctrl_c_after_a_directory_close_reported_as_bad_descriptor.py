@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import pytest
 
-from trinityfs.storage import local
+from trinityfs.storage import local, localdirs, localio
 from trinityfs.storage.local import LocalBackend
 
 
@@ -108,8 +108,8 @@ def test_interrupt_after_every_close_reaches_the_caller(
 ):
     # "walk": every directory opened one component at a time (no openat2 on this system)
     if resolve == "walk":
-        monkeypatch.setattr(local._OPENAT2, "enabled", False)
-    elif not local._OPENAT2.enabled:
+        monkeypatch.setattr(localdirs._OPENAT2, "enabled", False)
+    elif not localdirs._OPENAT2.enabled:
         pytest.skip("no openat2 here")
     backend = LocalBackend(str(tmp_path / "lake"), fsync=fsync)
     backend.write("a/b/c/file-0", b"data")  # for read, exists, list and delete
@@ -124,13 +124,15 @@ def test_interrupt_after_every_close_reaches_the_caller(
         # its root's descriptor through the fake, taking an interrupt meant for `run`
         gc.collect()
         gc.disable()
-        monkeypatch.setattr(local, "os", fake)
+        for module in (local, localdirs, localio):  # local.py and its parts
+            monkeypatch.setattr(module, "os", fake)
         try:
             run(after)
         except KeyboardInterrupt:
             interrupted += 1
         finally:
-            monkeypatch.setattr(local, "os", os)
+            for module in (local, localdirs, localio):
+                monkeypatch.setattr(module, "os", os)
             gc.enable()
         assert _none_left_open(before), f"close {after}: a descriptor was left open"
         if fake.closes < after:  # ran to the end without reaching close number `after`

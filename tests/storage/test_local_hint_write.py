@@ -6,12 +6,12 @@ import os
 
 import pytest
 
-from trinityfs.storage import local
+from trinityfs.storage import local, localdirs, localio
 from trinityfs.storage.local import LocalBackend
 
 
 class _Counting:
-    """Counts the `os` calls local.py makes (by name), passing them through."""
+    """Counts the `os` calls the local backend makes (by name), passing them through."""
 
     def __init__(self, monkeypatch) -> None:
         self.calls: list[tuple[str, tuple]] = []
@@ -29,7 +29,9 @@ class _Counting:
 
                 return call
 
-        monkeypatch.setattr(local, "os", Os())
+        counting = Os()
+        for module in (local, localdirs, localio):  # local.py and its parts
+            monkeypatch.setattr(module, "os", counting)
 
     def named(self, name: str) -> list[tuple]:
         return [args for n, args in self.calls if n == name]

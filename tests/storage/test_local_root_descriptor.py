@@ -28,6 +28,11 @@ import pytest
 from trinityfs.errors import LakehouseNotFoundError, SymlinkInRootError
 from trinityfs.storage import local
 
+try:  # (the code before the split of local.py had these in local.py)
+    from trinityfs.storage import localdirs, localio
+except ImportError:
+    localdirs = localio = local
+
 try:  # (the old code had no such module)
     from trinityfs.storage import dirfds
 except ImportError:
@@ -36,7 +41,7 @@ from trinityfs.storage.local import LocalBackend
 
 needs_proc = pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
 # (getattr: the old code had no openat2; there the tests fail on what they check)
-_OPENAT2 = getattr(local, "_OPENAT2", None)
+_OPENAT2 = getattr(localdirs, "_OPENAT2", None)
 needs_openat2 = pytest.mark.skipif(
     _OPENAT2 is not None and not _OPENAT2.enabled, reason="no openat2 here"
 )
@@ -86,7 +91,8 @@ def test_a_nested_location_is_opened_without_walking_its_directories(tmp_path, m
     backend = LocalBackend(str(tmp_path / "lake"), fsync=True)
     backend.write("a/b/c/f", b"x")
     counting = _CountingOs()
-    monkeypatch.setattr(local, "os", counting)
+    for module in (local, localdirs, localio):  # local.py and its parts
+        monkeypatch.setattr(module, "os", counting)
     assert backend.read("a/b/c/f") == b"x"
     assert backend.exists("a/b/c/f")
     backend.sync(["a/b/c/f"])
@@ -101,7 +107,8 @@ def test_new_directories_are_made_from_the_deepest_existing_one(tmp_path, monkey
     backend = LocalBackend(str(tmp_path / "lake"), fsync=True)
     backend.write("a/b/c/f", b"x")
     counting = _CountingOs()
-    monkeypatch.setattr(local, "os", counting)
+    for module in (local, localdirs, localio):  # local.py and its parts
+        monkeypatch.setattr(module, "os", counting)
     backend.write_new_unsynced("a/b/d/e/g", b"y")
     assert counting.opened == ["d", "d", "e", "e", "g"]  # missing, made, then opened
     backend.sync(["a/b/d/e/g"])
@@ -130,7 +137,8 @@ def test_the_root_path_is_opened_once_per_backend_and_its_children(tmp_path, mon
     os.mkdir(root)
     backend = LocalBackend(root, fsync=False)
     counting = _CountingOs()
-    monkeypatch.setattr(local, "os", counting)
+    for module in (local, localdirs, localio):  # local.py and its parts
+        monkeypatch.setattr(module, "os", counting)
     if dirfds is not None:  # where the root's descriptor is opened
         monkeypatch.setattr(dirfds, "os", counting)
     for i in range(10):
@@ -420,7 +428,7 @@ def test_a_system_without_openat2_falls_back_to_the_walk(tmp_path, monkeypatch):
 
     fake = dirfds.OpenAt2()
     monkeypatch.setattr(fake, "_syscall", refused)
-    monkeypatch.setattr(local, "_OPENAT2", fake)
+    monkeypatch.setattr(localdirs, "_OPENAT2", fake)
     backend = LocalBackend(str(tmp_path / "lake"), fsync=False)
     backend.write("a/b/f", b"x")
     assert backend.read("a/b/f") == b"x"

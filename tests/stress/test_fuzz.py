@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from lake_fixtures import SMALL_TREE
 from lakecheck import read_state
 
-import trinityfs.storage.local as local_storage
+import trinityfs.storage.localdirs as local_storage  # the local backend's walk
 from trinityfs import Lakehouse
 from trinityfs.errors import TrinityError
 from trinityfs.format.definitions import encode_definition, new_lakehouse_def

@@ -18,25 +18,35 @@ checked afresh on every operation (no directory below the root is ever kept open
 failure of that call (a missing directory to create, a link, no openat2) falls back to
 the walk, which creates what is missing and names the link in its error.
 The root's own descriptor is opened once per backend (see `trinityfs.storage.dirfds.RootDir`).
+The walk is `trinityfs.storage.localdirs.LocalDirs`; descriptor-level helpers of the
+writes are in `trinityfs.storage.localio`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
-import fcntl
 import os
 import stat
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import wait as futures_wait
 
 from trinityfs.errors import SymlinkInRootError, UnsupportedStorageError
 
 from .base import TEMP_PREFIX, Backend, FileEntry
-from .dirfds import CLOEXEC, DIR_FLAGS, OPENAT2, RootDir
+from .dirfds import CLOEXEC, RootDir
+from .localdirs import LocalDirs
+from .localio import (
+    _flushed,
+    _flusher,
+    _fsync_and_close,
+    _overwrite_in_place,
+    _start_writeback,
+    _unlink_quietly,
+    _write_all,
+)
 
 # os.link failing with these means the filesystem has no hard links.
 _NO_LINK_ERRNOS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.ENOSYS}
@@ -45,11 +55,9 @@ _NO_LINK_ERRNOS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, er
 SYNC_EACH_MAX_FILES = 64
 
 _CLOEXEC = CLOEXEC
-_DIR_FLAGS = DIR_FLAGS
-_OPENAT2 = OPENAT2  # module-level so that tests can replace it
 
 
-class LocalBackend(Backend):
+class LocalBackend(LocalDirs, Backend):
     """Files under a local directory.
 
     Every write goes to a temporary file in the target directory, is fsynced, then
@@ -91,163 +99,6 @@ class LocalBackend(Backend):
     def close(self) -> None:
         """Close the root's descriptor (a later operation opens it again)."""
         self._root_dir.close()
-
-    def _parts(self, loc: str) -> tuple[tuple[str, ...], str]:
-        parts = self.base + tuple(loc.split("/")) if loc else self.base
-        return parts[:-1], parts[-1]
-
-    def _path(self, loc: str) -> str:
-        """The plain path (for messages and test tools; operations never use it)."""
-        return os.path.join(self.root, *self.base, *loc.split("/"))
-
-    # -- walking directories without following links ----------------------------------
-
-    def _open_dir(
-        self, dirs: tuple[str, ...], *, create: bool = False, durable: bool = True
-    ) -> int:
-        """A new descriptor of root/dirs, no component a symbolic link.
-
-        FileNotFoundError when a component is missing (unless `create`: then it is
-        made, its entry durable now, or at the next `sync` when not `durable`),
-        SymlinkInRootError when one is a symbolic link (or not a directory).
-        """
-        try:
-            root = self._root_dir.fd()
-        except FileNotFoundError:
-            if not create:
-                raise
-            self._make_root()
-            root = self._root_dir.fd()
-        if not dirs:  # a description of its own (listings move its offset)
-            return os.open(".", _DIR_FLAGS, dir_fd=root)
-        start = 0  # how many leading components the walk may skip
-        if _OPENAT2.enabled:
-            fd = _OPENAT2.open(root, "/".join(dirs), _DIR_FLAGS)
-            if fd >= 0:
-                return fd
-            # new directories: walk from the deepest one there
-            for start in range(len(dirs) - 1 if create else 0, 0, -1):
-                if not _OPENAT2.enabled:
-                    break
-                fd = _OPENAT2.open(root, "/".join(dirs[:start]), _DIR_FLAGS)
-                if fd >= 0:
-                    return self._walk(fd, dirs, start, create=create, durable=durable)
-            start = 0
-        return self._walk(
-            os.open(".", _DIR_FLAGS, dir_fd=root), dirs, start, create=create, durable=durable
-        )
-
-    def _walk(
-        self, fd: int, dirs: tuple[str, ...], start: int, *, create: bool, durable: bool
-    ) -> int:
-        """`_open_dir` one component at a time with O_NOFOLLOW (creating what is missing),
-        from `fd` (owned: closed here on failure), the descriptor of dirs[:start]."""
-        try:
-            for i in range(start, len(dirs)):
-                name = dirs[i]
-                try:
-                    nxt = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                except FileNotFoundError:
-                    if not create:
-                        raise
-                    try:
-                        os.mkdir(name, dir_fd=fd)
-                    except FileExistsError:
-                        pass
-                    else:
-                        self._made_dir(fd, dirs[:i], durable)
-                    nxt = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                except OSError as e:
-                    if e.errno in (errno.ELOOP, errno.ENOTDIR) and self._is_link(dirs[: i + 1]):
-                        raise self._link_error(dirs[: i + 1]) from e
-                    raise
-                # `fd` names the open descriptor at every instant: a KeyboardInterrupt
-                # raised when close returns must not make the handler close it twice
-                fd, parent = nxt, fd
-                os.close(parent)
-        except BaseException:
-            os.close(fd)
-            raise
-        return fd
-
-    def _make_root(self) -> None:
-        """Create the root directory (outside the lakehouse: links there are the user's)."""
-        missing = []
-        directory = self.root
-        while not os.path.isdir(directory):
-            missing.append(directory)
-            directory = os.path.dirname(directory)
-        for new in reversed(missing):
-            try:
-                os.mkdir(new)
-            except FileExistsError:
-                continue
-            if self.fsync:
-                parent = os.open(os.path.dirname(new), os.O_RDONLY | os.O_DIRECTORY)
-                try:
-                    os.fsync(parent)
-                finally:
-                    os.close(parent)
-
-    def _made_dir(self, parent_fd: int, parent: tuple[str, ...], durable: bool) -> None:
-        """A new directory entry in `parent`: make it durable now or at the next sync."""
-        if not self.fsync:
-            return
-        if durable:
-            os.fsync(parent_fd)
-        else:
-            with self._lock:
-                self._unsynced_dirs.add(parent)
-
-    def _is_link(self, parts: tuple[str, ...]) -> bool:
-        try:
-            return stat.S_ISLNK(os.lstat(os.path.join(self.root, *parts)).st_mode)
-        except OSError:
-            return False
-
-    def _link_error(self, parts: tuple[str, ...]) -> SymlinkInRootError:
-        return SymlinkInRootError(
-            f"{'/'.join(parts)} under {self.root} is a symbolic link: trinityfs never follows "
-            "links inside a lakehouse root (remove it, or point the lakehouse at the real "
-            "directory)"
-        )
-
-    @contextlib.contextmanager
-    def _dir(self, loc: str, *, create: bool = False) -> Iterator[tuple[int, str]]:
-        dirs, name = self._parts(loc)
-        fd = self._open_dir(dirs, create=create)
-        try:
-            yield fd, name
-        finally:
-            os.close(fd)
-
-    def _open_file(self, loc: str, flags: int) -> int:
-        dirs, name = self._parts(loc)
-        if _OPENAT2.enabled:  # the whole location in one call (no O_CREAT: mode stays 0)
-            try:
-                root = self._root_dir.fd()
-            except FileNotFoundError:
-                pass
-            else:
-                fd = _OPENAT2.open(root, "/".join((*dirs, name)), flags | os.O_NOFOLLOW | _CLOEXEC)
-                if fd >= 0:
-                    return fd
-        dir_fd = self._open_dir(dirs)
-        fd = -1
-        try:
-            fd = os.open(name, flags | os.O_NOFOLLOW | _CLOEXEC, dir_fd=dir_fd)
-        except OSError as e:
-            if e.errno == errno.ELOOP:
-                raise self._link_error((*dirs, name)) from e
-            raise
-        finally:
-            try:
-                os.close(dir_fd)
-            except BaseException:  # interrupted: the caller never gets `fd` to close
-                if fd >= 0:
-                    os.close(fd)
-                raise
-        return fd
 
     # -- the Backend interface --------------------------------------------------------
 
@@ -448,13 +299,6 @@ class LocalBackend(Backend):
             if owned:
                 os.close(fd)
 
-    def _root_fd(self) -> int:
-        """The root's shared descriptor (never closed by its user), -1 when missing."""
-        try:
-            return self._root_dir.fd()
-        except FileNotFoundError:
-            return -1
-
     def _link_temp(self, fd: int, tmp: str, name: str, loc: str) -> bool:
         """Hard-link the durable temporary file `tmp` to `name` unless it exists, remove
         `tmp`, and make the new entry durable; False when `name` existed."""
@@ -474,13 +318,6 @@ class LocalBackend(Backend):
         if self.fsync:
             os.fsync(fd)
         return True
-
-    def _stat(self, loc: str) -> os.stat_result:
-        dirs, name = self._parts(loc)
-        if not dirs:  # a file right in the root (a root probe): no directory to walk
-            return os.stat(name, dir_fd=self._root_dir.fd(), follow_symlinks=False)
-        with self._dir(loc) as (fd, name):
-            return os.stat(name, dir_fd=fd, follow_symlinks=False)
 
     def exists(self, loc: str) -> bool:
         """Whether a regular file is at `loc`. LakehouseNotFoundError when the root
@@ -601,98 +438,3 @@ class LocalBackend(Backend):
             _unlink_quietly(dir_fd, tmp)
             raise
         return tmp, fd
-
-
-_flushers: dict[int, ThreadPoolExecutor] = {}
-
-
-def _flusher() -> ThreadPoolExecutor:
-    """Threads that run fsyncs for `start_sync` (fsync releases the GIL); one pool per
-    process (a forked child has none of its parent's threads)."""
-    pid = os.getpid()
-    pool = _flushers.get(pid)
-    if pool is None:
-        pool = _flushers.setdefault(
-            pid, ThreadPoolExecutor(max_workers=8, thread_name_prefix="trinityfs-fsync")
-        )
-    return pool
-
-
-def _sync_file_range() -> Callable[[int, int, int, int], int] | None:
-    """Linux's sync_file_range(2) from the C library, or None where there is none."""
-    try:
-        function = ctypes.CDLL(None, use_errno=True).sync_file_range
-    except (OSError, AttributeError):
-        return None
-    function.argtypes = (ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint)
-    function.restype = ctypes.c_int
-    return function
-
-
-_SYNC_FILE_RANGE = _sync_file_range()
-_SYNC_FILE_RANGE_WRITE = 2
-
-
-def _start_writeback(fd: int) -> None:
-    """Start writing the file's dirty pages out, without waiting (a hint, never a
-    durability promise: the fsync that follows is what makes the file durable).
-
-    ext4 allocates a new file's blocks when its pages are written out; started here,
-    the allocations of every file of a commit join the journal transaction that the
-    first of its fsyncs commits, so the others find their changes committed instead of
-    each waiting for another journal commit."""
-    if _SYNC_FILE_RANGE is not None:
-        _SYNC_FILE_RANGE(fd, 0, 0, _SYNC_FILE_RANGE_WRITE)  # a failure only loses the hint
-
-
-def _fsync_and_close(fd: int) -> None:
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _flushed() -> None:
-    """A flush that already finished."""
-
-
-def _overwrite_in_place(dir_fd: int, name: str, data: bytes) -> bool:
-    """Write `data` over the file `name` of `dir_fd` (made if missing) under an
-    exclusive flock, cut to its length when it was longer; False (nothing written)
-    when that is not a regular file with no other hard link."""
-    try:
-        fd = os.open(
-            name,
-            os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | _CLOEXEC,
-            0o666,
-            dir_fd=dir_fd,
-        )
-    except OSError as e:
-        # a symbolic link (never followed), a FIFO, a directory: replaced by the caller
-        if e.errno not in (errno.ELOOP, errno.ENXIO, errno.EISDIR):
-            raise
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # writers one at a time; then the size is ours
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
-            return False  # writing it would change something else
-        if st.st_size > len(data):
-            os.ftruncate(fd, len(data))
-        view = memoryview(data)
-        while view:
-            view = view[os.pwrite(fd, view, len(data) - len(view)) :]
-        return True
-    finally:
-        os.close(fd)  # releases the lock
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _unlink_quietly(dir_fd: int, name: str) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(name, dir_fd=dir_fd)
