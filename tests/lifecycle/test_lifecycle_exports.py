@@ -180,13 +180,24 @@ def test_drop_export(lake) -> None:
     assert lake.at(export="m").list_tables("ns")
 
 
-def test_leftovers_of_a_crashed_export_block_the_name_until_dropped(lake) -> None:
+def test_leftovers_of_a_crashed_export_block_the_name_until_dropped(lake, monkeypatch) -> None:
     # a full export that died after claiming its directory, before its record
     lake.storage.write("_exports/crashed/_oldest_version.txt", b"3")
     with pytest.raises(AlreadyExistsError, match="drop_export"):
         lake.export("crashed", mode="full")
-    dropped = lake.drop_export("crashed")  # no record, but files: cleaned
-    assert dropped.recorded_location is None and dropped.removed
+    # no record and a file younger than the commit window: it may be an export being
+    # written by another process, so it is spared (docs/LIFECYCLE.md, "Exports")
+    dropped = lake.drop_export("crashed")
+    assert not dropped.removed and dropped.spared and "may still be being written" in dropped.note
+    assert lake.storage.exists("_exports/crashed/_oldest_version.txt")
+    # once older than the commit window plus margin it is a crashed export's: cleaned
+    from trinityfs.lifecycle import export_drop
+
+    real = export_drop.now_millis
+    monkeypatch.setattr(export_drop, "now_millis", lambda: real() + 151_000)
+    dropped = lake.drop_export("crashed")
+    assert dropped.recorded_location is None and dropped.removed and not dropped.spared
+    monkeypatch.undo()
     lake.export("crashed", mode="full")
     assert lake.at(export="crashed").list_tables("ns")
 

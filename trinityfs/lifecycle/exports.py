@@ -40,21 +40,32 @@ Dropping an export commits the record's removal first, then deletes the files; a
 between the two leaves unrecorded files that expiration reclaims once they are older
 than the grace period (the private node copies of a partial export are always left to
 expiration, which finds them unreachable).
+
+Files without a record may belong to an export still being written in another process
+(its record comes last), so dropping never takes them on trust (docs/LIFECYCLE.md,
+"Exports"): the directory of an unrecorded full export is spared while any of its
+files is younger than the commit window plus margin (expiration's own rule); an
+unrecorded root copy is read before it is deleted and put back if the name turns out
+to be recorded at that location afterwards. On the other side, create_export checks
+after its record landed that its root (full: every file it wrote) is still there, puts
+back a missing root copy, and never acknowledges a full export with files missing
+(its record is removed again).
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 from trinityfs.errors import (
     AlreadyExistsError,
     AmbiguousWriteError,
-    CommitConflictError,
     InvalidArgumentError,
     StorageFileNotFoundError,
+    TrinityError,
     VersionNotFoundError,
 )
 from trinityfs.format.definitions import (
@@ -77,19 +88,23 @@ from trinityfs.format.paths import (
     root_node_file,
 )
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
-from trinityfs.lifecycle.inventory import COLLECTABLE, MARKER, ROOT, Inventory, StoredFile
+from trinityfs.lifecycle.export_drop import (
+    DroppedExport,
+    drop_export,
+    recorded_at,
+    update_lakehouse_def,
+)
 from trinityfs.lifecycle.mark import DEFAULT_THREADS, Marker
 from trinityfs.storage import Storage
 from trinityfs.storage.settle import create_settled
 from trinityfs.tree import Node
-from trinityfs.txn.conflicts import LAKEHOUSE_DEF_KEY
 from trinityfs.txn.engine import Engine
 from trinityfs.txn.snapshot import Snapshot
-from trinityfs.txn.transaction import Transaction
+
+log = logging.getLogger(__name__)
 
 MODES = ("minimal", "partial", "full")
 SOURCE_VERSION_PROPERTY = "trinityfs.export.source-version"
-RECORD_ATTEMPTS = 32
 
 
 @dataclass
@@ -125,27 +140,6 @@ class ExportInfo:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-@dataclass
-class DroppedExport:
-    name: str
-    recorded_location: str | None
-    removed: list[StoredFile] = field(default_factory=list)
-    left: list[StoredFile] = field(default_factory=list)  # unknown files in its directory
-
-    @property
-    def bytes_removed(self) -> int:
-        return sum(f.size for f in self.removed)
-
-    def to_dict(self) -> dict:
-        return {
-            "name": self.name,
-            "recorded_location": self.recorded_location,
-            "removed": [f.to_dict() for f in self.removed],
-            "bytes_removed": self.bytes_removed,
-            "left": [f.to_dict() for f in self.left],
-        }
 
 
 # -- locating and reading an export --------------------------------------------------
@@ -210,30 +204,6 @@ def list_exports(engine: Engine) -> list[ExportInfo]:
 
 
 # -- recording ------------------------------------------------------------------------
-
-
-def update_lakehouse_def(engine: Engine, change: Callable[[LakehouseDef], bool]) -> int | None:
-    """Commit a new LakehouseDef made by `change` from the latest one.
-
-    `change` edits a copy in place and returns False when there is nothing to do. Lost
-    races on the lakehouse definition are retried from the new latest definition
-    (`change` runs again, so it can re-check its preconditions). Returns the committed
-    version, or None when nothing changed.
-    """
-    for _ in range(RECORD_ATTEMPTS):
-        base = engine.snapshot()
-        ldef = LakehouseDef()
-        ldef.CopyFrom(base.lakehouse_def)
-        if not change(ldef):
-            return None
-        txn = Transaction(engine, base)
-        txn.set_lakehouse_def(ldef)
-        try:
-            return txn.commit()
-        except CommitConflictError as exc:
-            if exc.key != LAKEHOUSE_DEF_KEY:
-                raise
-    raise CommitConflictError(LAKEHOUSE_DEF_KEY, engine.roots.latest_version())
 
 
 def _record(engine: Engine, name: str, location: str) -> None:
@@ -304,11 +274,18 @@ def create_export(
         raise VersionNotFoundError(f"version {version} was expired and cannot be exported")
     report = _Progress(name, progress)
     written: list[str] = []  # what to remove if the record cannot be committed
-    if mode == "full":
-        info = _full(engine, name, version, report, threads)
-    else:
-        levels = 0 if mode == "minimal" else (1 if depth is None else depth)
-        info = _copy_root(engine, name, version, levels, report, threads, written)
+    root_bytes: list[bytes] = []  # minimal/partial: the root copy, to put back
+    try:
+        if mode == "full":
+            info = _full(engine, name, version, report, threads, written)
+        else:
+            levels = 0 if mode == "minimal" else (1 if depth is None else depth)
+            info = _copy_root(engine, name, version, levels, report, threads, written, root_bytes)
+    except AmbiguousWriteError:
+        raise  # a root may have landed: left for drop_export or expiration, as after a crash
+    except BaseException:  # no record: what this export wrote is of no use to anyone
+        _remove_quietly(engine.storage, written)
+        raise
     info.mode = mode
     try:
         _record(engine, name, info.location)
@@ -320,8 +297,9 @@ def create_export(
             f"exports() tells whether it exists, drop_export({name!r}) removes it"
         ) from exc
     except BaseException:
-        _remove_quietly(engine.storage, name, info, written)
+        _remove_quietly(engine.storage, written)
         raise
+    _check_files_kept(engine, name, info, written, root_bytes)
     if not info.standalone and engine.roots.oldest_version() > version:
         # Expiration writes the marker before it deletes anything. A marker above the
         # version after the record landed means an expiration that may not have seen
@@ -343,6 +321,7 @@ def _copy_root(
     report: _Progress,
     threads: int,
     written: list[str],
+    root_bytes: list[bytes],
 ) -> ExportInfo:
     storage = engine.storage
     target = export_root_location(name)
@@ -380,6 +359,7 @@ def _copy_root(
             f"an earlier one crashed: drop_export({name!r}) removes it)"
         )
     written.append(target)
+    root_bytes.append(data)
     report.add(len(data))
     return ExportInfo(
         name,
@@ -392,7 +372,16 @@ def _copy_root(
     )
 
 
-def _full(engine: Engine, name: str, version: int, report: _Progress, threads: int) -> ExportInfo:
+def _full(
+    engine: Engine,
+    name: str,
+    version: int,
+    report: _Progress,
+    threads: int,
+    written: list[str],
+) -> ExportInfo:
+    """Copy version `version` into `_exports/<name>/`; `written` receives every file
+    written there (relative to the lakehouse), the claim first."""
     storage = engine.storage
     prefix = full_export_prefix(name)
     target = storage.child(prefix)
@@ -408,10 +397,17 @@ def _full(engine: Engine, name: str, version: int, report: _Progress, threads: i
             f"{prefix} is already in use (another export of that name is being written, "
             f"or an earlier one crashed: drop_export({name!r}) removes it)"
         )
+    written.append(prefix + OLDEST_VERSION)
     root = decode_node(data, None, root_name)
+    lock = threading.Lock()
+
+    def wrote(location: str) -> None:
+        with lock:
+            written.append(prefix + location)
 
     def copy_node(location: str, content: bytes, _nf: NodeFile) -> None:
         target.write(location, content)
+        wrote(location)
         report.add(len(content))
 
     marker = Marker(storage, threads=threads, on_node=copy_node)
@@ -422,6 +418,7 @@ def _full(engine: Engine, name: str, version: int, report: _Progress, threads: i
     def copy_file(location: str) -> int:
         content = storage.read(location)
         target.write(location, content)
+        wrote(location)
         return len(content)
 
     if definitions:
@@ -436,12 +433,15 @@ def _full(engine: Engine, name: str, version: int, report: _Progress, threads: i
     ldef_bytes = encode_definition(ldef)
     new_ldef_location = new_lakehouse_def_location(ldef_bytes)
     target.write(new_ldef_location, ldef_bytes)
+    wrote(new_ldef_location)
     report.add(len(ldef_bytes))
     root.system[KEY_LAKEHOUSE_DEF] = new_ldef_location
     root_bytes = encode_node(root, order)
     target.write(LATEST_HINT, marker_bytes)
+    wrote(LATEST_HINT)
     if not create_settled(target, root_name, root_bytes, f"the root of export {name!r}"):
         raise AlreadyExistsError(f"{prefix}{root_name} was created by another export meanwhile")
+    wrote(root_name)
     report.add(len(root_bytes))
     return ExportInfo(
         name,
@@ -476,66 +476,86 @@ def _write_all(
             report.add(futures[future])
 
 
-# -- dropping -------------------------------------------------------------------------
+# -- after the record landed -----------------------------------------------------------
 
 
-def drop_export(engine: Engine, name: str) -> DroppedExport:
-    """Remove export `name`: first its record (a new LakehouseDef), then its files.
+def _check_files_kept(
+    engine: Engine, name: str, info: ExportInfo, written: list[str], root_bytes: list[bytes]
+) -> None:
+    """Never acknowledge a recorded export whose files are gone.
 
-    Also cleans up what a crashed export of that name left behind (files without a
-    record); VersionNotFoundError when there is neither a record nor any file.
+    A drop_export of the same name that ran between our files and our record found no
+    record and may have deleted them. A missing root copy is put back from the bytes
+    this export holds (its private node copies are never deleted by a drop); a full
+    export missing any file it wrote has its record removed again and fails. Nothing is
+    done when the record is no longer ours (a drop that came after the record).
     """
-    export_root_location(name)
-    recorded = engine.snapshot().lakehouse_def.exported_snapshots.get(name)
+    storage = engine.storage
+    try:
+        if info.standalone:
+            listed = {e.location for e in storage.list(full_export_prefix(name))}
+            missing = [loc for loc in written[1:] + written[:1] if loc not in listed]
+        else:
+            missing = [] if storage.exists(info.location) else [info.location]
+        if not missing or not recorded_at(engine, name, info.location):
+            return
+    except TrinityError as exc:  # the record landed: never report it as failed
+        log.warning("export %r is recorded; checking its files failed (%s): run fsck", name, exc)
+        return
+    if root_bytes and missing == [info.location]:
+        create_settled(storage, info.location, root_bytes[0], f"the root of export {name!r}")
+        return
 
-    def remove(ldef: LakehouseDef) -> bool:
-        if name not in ldef.exported_snapshots:
+    def undo(ldef: LakehouseDef) -> bool:
+        if ldef.exported_snapshots.get(name) != info.location:
             return False
         del ldef.exported_snapshots[name]
         return True
 
-    update_lakehouse_def(engine, remove)
-    dropped = DroppedExport(name, recorded)
-    _remove_files(engine.storage, name, dropped)
-    if recorded is None and not dropped.removed and not dropped.left:
-        raise VersionNotFoundError(f"no export named {name!r} in {engine.storage.url}")
-    return dropped
-
-
-def _remove_files(storage: Storage, name: str, dropped: DroppedExport) -> None:
-    root_copy = export_root_location(name)
+    lost = (
+        f"export {name!r} lost {len(missing)} of the {len(written)} files it wrote while it "
+        f"was being recorded (first {missing[0]}; a drop_export({name!r}) in another "
+        f"process?)"
+    )
     try:
-        size = storage.size(root_copy)
-    except StorageFileNotFoundError:
-        pass
-    else:
-        storage.delete(root_copy)
-        dropped.removed.append(StoredFile(root_copy, "export_root", size))
-    prefix = full_export_prefix(name)
-    inside = Inventory.scan(storage.child(prefix))
-    # Roots first (the export stops opening as a lakehouse), then everything else.
-    for f in sorted(inside.entries.values(), key=lambda f: f.kind != ROOT):
-        if f.kind in COLLECTABLE or f.kind == MARKER:
-            storage.delete(prefix + f.location)
-            dropped.removed.append(StoredFile(prefix + f.location, f.kind, f.size))
-        else:
-            dropped.left.append(StoredFile(prefix + f.location, f.kind, f.size))
+        update_lakehouse_def(engine, undo)
+    except TrinityError as exc:
+        raise StorageFileNotFoundError(
+            missing[0],
+            f"{lost}, and removing its record again failed ({exc}): drop_export({name!r}) "
+            f"removes it",
+        ) from exc
+    raise StorageFileNotFoundError(
+        missing[0],
+        f"{lost}: its record was removed again, nothing was exported; what is left is "
+        f"removed by drop_export({name!r}) once older than the commit window, or by "
+        f"expiration",
+    )
 
 
-def _remove_quietly(storage: Storage, name: str, info: ExportInfo, written: list[str]) -> None:
-    """Best effort cleanup of the files of an export whose record could not be committed.
+def _remove_quietly(storage: Storage, written: list[str]) -> None:
+    """Best effort cleanup of the files an export wrote but could not record.
 
-    Only what this export wrote: a concurrent export of the same name in the other
-    layout (which may be the one that won the record) is left alone.
+    Only what this export wrote, newest first (a full export's root first, its claim
+    last): a concurrent export of the same name in the other layout (which may be the
+    one that won the record) is left alone.
     """
     try:
-        if info.standalone:
-            prefix = full_export_prefix(name)
-            for f in Inventory.scan(storage.child(prefix)).entries.values():
-                if f.kind in COLLECTABLE or f.kind == MARKER:
-                    storage.delete(prefix + f.location)
-        else:
-            for location in written:
-                storage.delete(location)
+        for location in reversed(written):
+            storage.delete(location)
     except Exception:  # expiration reclaims whatever is left once it is old enough
         pass
+
+
+__all__ = [
+    "DroppedExport",
+    "ExportInfo",
+    "ExportProgress",
+    "create_export",
+    "drop_export",
+    "export_root_version",
+    "export_storage",
+    "list_exports",
+    "open_export",
+    "update_lakehouse_def",
+]
