@@ -19,7 +19,9 @@ from trinityfs.format.integrity import (
 )
 from trinityfs.format.keys import (
     KEY_CREATED_AT_MILLIS,
+    KEY_LAKEHOUSE_DEF,
     KEY_N_KEYS,
+    KEY_PREVIOUS_ROOT,
 )
 from trinityfs.format.nodefile import (
     _DECIMAL,
@@ -35,6 +37,8 @@ from trinityfs.format.nodefile import (
     vectorised,
 )
 from trinityfs.format.paths import (
+    parse_root_node_file,
+    root_node_file,
     unsafe_location_problem,
 )
 
@@ -97,6 +101,30 @@ def _decode_system(cols: list[pa.Array], start: int, path: str) -> dict[str, str
                 path, f"system row {key}={system[key]!r} is not a non-negative decimal integer"
             )
     return system
+
+
+def _check_root_identity(system: dict[str, str], path: str) -> None:
+    """A root read under the name of version v must name the root of v-1 as its
+    previous_root (version 0: none; FORMAT.md section 4). Otherwise it is another
+    version's root copied, renamed, restored or planted under this name, and reading
+    it as version v would be a silent wrong answer."""
+    version = parse_root_node_file(path.rpartition("/")[2])
+    if version is None:
+        return  # not read under a root's name (an export root, a test's file)
+    previous = system.get(KEY_PREVIOUS_ROOT)
+    expected = root_node_file(version - 1) if version > 0 else None
+    if previous == expected:
+        return
+    found = parse_root_node_file(previous) if previous is not None else None
+    what = "no previous_root" if previous is None else f"previous_root {previous!r}"
+    if found is not None:
+        what += f" (version {found})"
+    should = "none" if expected is None else f"{expected!r} (version {version - 1})"
+    raise CorruptFileError(
+        path,
+        f"the root of version {version} has {what}, but it must name {should}: another "
+        "version's root copied, renamed or restored under this name",
+    )
 
 
 def _decode_key_table(
@@ -313,6 +341,8 @@ def _decode_node(
                 f"but the file ends after {n_rows - start}",
             )
     system = _decode_system(cols, start, path)
+    if KEY_LAKEHOUSE_DEF in system:  # a root
+        _check_root_identity(system, path)
     keys, values, children = _decode_key_table(cols, start, size, path)
     if int(system[KEY_N_KEYS]) != len(keys):
         raise CorruptFileError(
