@@ -264,6 +264,8 @@ class WritingMixin:
         Moving out of an old version is refused (PermissionError EROFS): use cp.
         """
         if path1 == path2:
+            if isinstance(path1, str):  # nothing to move, but never a success for a
+                self.info(self._writable(path1).path)  # missing or read-only path
             return
         with self._batch() as txn:
             if isinstance(path1, str) and isinstance(path2, str):
