@@ -468,12 +468,12 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
         def change(txn: CatalogTransaction) -> None:
             if not txn.namespace_exists(new_ns):
                 raise NoSuchNamespaceError(f"Namespace does not exist: {new_ns}")
-            with iceberg_errors(
-                f"renaming table {ns}.{name}",
-                table=f"{ns}.{name}",
-                target=f"{new_ns}.{new_name}",
-                must_exist=True,
-            ):
+            what = f"renaming table {ns}.{name}"
+            with iceberg_errors(what, table=f"{ns}.{name}", must_exist=True):
+                txn.describe_table(ns, name)  # a missing or unusable source: no such table
+            # the source exists: a name the catalog refuses now is the destination's,
+            # the caller's error (InvalidNameError, REST 400), not "no such table"
+            with iceberg_errors(what, table=f"{ns}.{name}", target=f"{new_ns}.{new_name}"):
                 txn.rename_table(ns, name, new_ns, new_name)
 
         self._write(change, f"renaming table {ns}.{name}", table=f"{ns}.{name}", namespace=ns)
