@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING, Any
 
 from .context import Context, UsageError, duration, duration_text, resolve_version
@@ -309,11 +308,9 @@ def _in_txn(ctx: Context, txn_id: str, change: Callable[[TrinityFileSystem], obj
 
 
 def cmd_txn_put(ctx: Context, args: argparse.Namespace) -> int:
-    if args.source == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        with open(args.source, "rb") as f:
-            data = f.read()
+    from .transfer import read_definition_file
+
+    data = read_definition_file(args.source)
     return _in_txn(ctx, args.id, lambda fs: fs.write_definition(args.dest, data))
 
 

@@ -10,6 +10,7 @@ view (a folder per namespace when the whole catalog is synced).
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import posixpath
 import sys
@@ -28,6 +29,28 @@ if TYPE_CHECKING:
 
 PROTOCOL = "trinity://"
 SUFFIX = ".json"
+# a definition is at most 8 MiB encoded (format/definitions.py); its JSON file is read
+# only up to this (like the mount's writes and `load`'s lines), so `put /dev/zero` or a
+# data file given by mistake is refused at once instead of filling memory
+MAX_DEFINITION_FILE_BYTES = 64 * 2**20
+
+
+def read_definition_file(source: str) -> bytes:
+    """The bytes of a local definition file, or of stdin for "-": at most
+    MAX_DEFINITION_FILE_BYTES (OSError EFBIG naming the source beyond that)."""
+    if source == "-":
+        data = sys.stdin.buffer.read(MAX_DEFINITION_FILE_BYTES + 1)
+    else:
+        with open(source, "rb") as f:
+            data = f.read(MAX_DEFINITION_FILE_BYTES + 1)
+    if len(data) > MAX_DEFINITION_FILE_BYTES:
+        raise OSError(
+            errno.EFBIG,
+            f"larger than {MAX_DEFINITION_FILE_BYTES // 2**20} MiB, more than any "
+            "definition file; nothing read further, nothing committed",
+            "stdin" if source == "-" else source,
+        )
+    return data
 
 
 def register(add: AddCommand) -> None:
@@ -92,11 +115,7 @@ def cmd_put(ctx: Context, args: argparse.Namespace) -> int:
     from trinityfs.fs.errors import is_a_directory
     from trinityfs.fs.paths import strip_protocol
 
-    if args.source == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        with open(args.source, "rb") as f:
-            data = f.read()
+    data = read_definition_file(args.source)
     dest = args.dest
     if dest.endswith("/") or ctx.fs.isdir(dest):
         if args.source == "-":
@@ -255,7 +274,7 @@ def _sync_up(
     fs = ctx.fs
     writes: list[tuple[str, bytes]] = []
     for name, path in sorted(files.items()):
-        data = path.read_bytes()
+        data = read_definition_file(str(path))
         if name in remote:
             if _same(data, fs.cat_file(remote[name]), str(path)):
                 plan.unchanged += 1
