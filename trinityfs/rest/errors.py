@@ -65,6 +65,15 @@ def _validation_message(exc: ValidationError) -> str:
     return "; ".join(parts) + more
 
 
+def validation_detail(exc: BaseException) -> str:
+    """What a PyIceberg ValidationError (which wraps pydantic's) says is wrong, without
+    quoting the input (a stored file's content)."""
+    cause = exc.__cause__ if exc.__cause__ is not None else (exc.args[0] if exc.args else None)
+    if isinstance(cause, ValidationError):
+        return _validation_message(cause)
+    return type(exc).__name__
+
+
 # Order matters: the first matching class wins (subclasses before their bases).
 _MAPPING: list[tuple[type[BaseException], int, str]] = [
     (ice.NoSuchTableError, 404, "NoSuchTableException"),
@@ -124,4 +133,5 @@ __all__ = [
     "not_found",
     "to_rest_error",
     "unauthorized",
+    "validation_detail",
 ]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyiceberg.exceptions import NoSuchNamespaceError
+from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from pyiceberg.io import load_file_io
 from pyiceberg.serializers import FromInputFile
 from pyiceberg.table.metadata import TableMetadata
@@ -23,7 +24,7 @@ from trinityfs.errors import InvalidNameError, NotFoundError, VersionNotFoundErr
 from trinityfs.iceberg import ICEBERG, METADATA_LOCATION, TrinityCatalog
 from trinityfs.lru import LRU
 from trinityfs.rest import requests as rq
-from trinityfs.rest.errors import RestError, bad_request, forbidden, not_found
+from trinityfs.rest.errors import RestError, bad_request, forbidden, not_found, validation_detail
 from trinityfs.rest.locations import LocationPolicy
 from trinityfs.rest.selector import LATEST, NoSuchWarehouseError, Pin, resolve
 
@@ -194,6 +195,13 @@ class RestCatalogService:
         except FileNotFoundError:
             raise RestError(
                 500, "InternalServerError", f"the metadata file of {what} is missing: {location}"
+            ) from None
+        except IcebergValidationError as exc:  # not a ValueError: the stored file is bad
+            raise RestError(
+                500,
+                "InternalServerError",
+                f"the metadata file of {what} is not valid Iceberg table metadata "
+                f"({location}): {validation_detail(exc)}",
             ) from None
         except (ValueError, OSError) as exc:
             raise RestError(
