@@ -93,6 +93,17 @@ class Backend(ABC):
         first_durable()
         return self.create_if_absent(loc, data)
 
+    def create_noting_identity(
+        self, loc: str, data: bytes, first_durable: Callable[[], None] | None = None
+    ) -> tuple[bool, tuple[int, ...] | None]:
+        """`create_if_absent` (after `first_durable()` when given), and what `identity`
+        would answer about the file right after it was created, where the create learns
+        it at no extra request (local disk: `LocalBackend`); None when it did not create
+        the file or would need another request to know."""
+        if first_durable is None:
+            return self.create_if_absent(loc, data), None
+        return self.create_if_absent_after(loc, data, first_durable), None
+
     @abstractmethod
     def exists(self, loc: str) -> bool: ...
 

@@ -218,7 +218,12 @@ class Storage:
         return durable
 
     def create_if_absent(
-        self, loc: str, data: Bytes, *, first_durable: Callable[[], None] | None = None
+        self,
+        loc: str,
+        data: Bytes,
+        *,
+        first_durable: Callable[[], None] | None = None,
+        on_identity: Callable[[tuple[int, ...]], None] | None = None,
     ) -> bool:
         """Atomically create the file: True if this call created it, False if it existed.
 
@@ -228,18 +233,26 @@ class Storage:
         `first_durable` (the wait for the flush of the files the new one references) is
         called before the file is created: local disk flushes the new file's content
         beside it (`Backend.create_if_absent_after`); what it raises fails the create.
+        `on_identity` is given what `identity` would answer about the file this call
+        created, when the store learned it from the create itself (local disk: an fstat
+        of the new file's descriptor, instead of another request after it).
         """
         loc = _validate(loc)
         data = _as_bytes(data)
         self._ensure_probed()
         self.stats.record("create", bytes_written=len(data))
+        found: tuple[int, ...] | None = None
         with self._errors("create", loc):
-            if first_durable is None:
+            if on_identity is not None:
+                created, found = self.backend.create_noting_identity(loc, data, first_durable)
+            elif first_durable is None:
                 created = self.backend.create_if_absent(loc, data)
             else:
                 created = self.backend.create_if_absent_after(loc, data, first_durable)
         if created:
             self.cache.put(loc, data)
+            if found is not None and on_identity is not None:
+                on_identity(found)
         return created
 
     def delete(self, loc: str) -> None:

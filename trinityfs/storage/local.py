@@ -271,6 +271,21 @@ class LocalBackend(LocalDirs, Backend):
         run beside `first_durable`, so the filesystem commits the referenced files and
         the new file's content together; the name is linked only after both are
         durable. A failure of either leaves no file (the temporary one is removed)."""
+        return self._create(loc, data, first_durable)[0]
+
+    def create_noting_identity(
+        self, loc: str, data: bytes, first_durable: Callable[[], None] | None = None
+    ) -> tuple[bool, tuple[int, int, int, int] | None]:
+        """`create_if_absent_after` (without a wait when `first_durable` is None) and
+        the new file's `identity`, from an fstat of the descriptor that wrote it once
+        its content is durable: no stat of the name after the link (a hard link changes
+        only the change time and link count, neither part of the identity). None when
+        that fstat failed (best effort: the file was still created)."""
+        return self._create(loc, data, first_durable)
+
+    def _create(
+        self, loc: str, data: bytes, first_durable: Callable[[], None] | None
+    ) -> tuple[bool, tuple[int, int, int, int] | None]:
         dirs, name = self._parts(loc)
         fd = self._root_fd() if not dirs else -1  # a root: right below its descriptor
         owned = fd < 0
@@ -281,12 +296,16 @@ class LocalBackend(LocalDirs, Backend):
             own: Future[None] | None = None
             try:
                 try:
-                    if self.fsync:
+                    if self.fsync and first_durable is None:
+                        os.fsync(out)  # nothing to flush beside it
+                    elif self.fsync:
                         _start_writeback(out)
                         own = _flusher().submit(os.fsync, out)
-                    first_durable()
+                    if first_durable is not None:
+                        first_durable()
                     if own is not None:
                         own.result()
+                    found = _fd_identity(out)
                 finally:
                     if own is not None:
                         futures_wait([own])  # interrupted above: the fsync still holds it
@@ -294,7 +313,8 @@ class LocalBackend(LocalDirs, Backend):
             except BaseException:
                 _unlink_quietly(fd, tmp)
                 raise
-            return self._link_temp(fd, tmp, name, loc)
+            created = self._link_temp(fd, tmp, name, loc)
+            return created, found if created else None
         finally:
             if owned:
                 os.close(fd)
@@ -355,7 +375,7 @@ class LocalBackend(LocalDirs, Backend):
             return None
         if not stat.S_ISREG(st.st_mode):
             return None
-        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        return _identity(st)
 
     def size(self, loc: str) -> int:
         try:
@@ -438,3 +458,16 @@ class LocalBackend(LocalDirs, Backend):
             _unlink_quietly(dir_fd, tmp)
             raise
         return tmp, fd
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What `LocalBackend.identity` answers for a file with status `st`."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _fd_identity(fd: int) -> tuple[int, int, int, int] | None:
+    """The identity of the open file `fd`, None when fstat fails (best effort)."""
+    try:
+        return _identity(os.fstat(fd))
+    except OSError:
+        return None

@@ -44,6 +44,7 @@ def create_settled(
     data: bytes,
     what: str = "",
     first_durable: Callable[[], None] | None = None,
+    on_identity: Callable[[tuple[int, ...]], None] | None = None,
 ) -> bool:
     """Create `location` holding `data`: True if ours landed, False if another file did.
 
@@ -52,7 +53,8 @@ def create_settled(
     stays unknown after READBACK_ATTEMPTS read-backs (a later call with the same bytes
     settles it). `first_durable` is passed to every attempt (`Storage.create_if_absent`):
     it must keep raising once it failed, so a retried create never links a file whose
-    references are not durable.
+    references are not durable. `on_identity` is passed to every attempt too (see
+    `Storage.create_if_absent`): it is not called for a create settled by reading back.
     """
     what = what or location
     key = (storage.url, location)
@@ -61,10 +63,14 @@ def create_settled(
     for _ in range(READBACK_ATTEMPTS):
         failure: StorageError | None = None
         try:
-            if first_durable is None:
+            if first_durable is None and on_identity is None:
                 created = storage.create_if_absent(location, data)
-            else:
+            elif on_identity is None:
                 created = storage.create_if_absent(location, data, first_durable=first_durable)
+            else:
+                created = storage.create_if_absent(
+                    location, data, first_durable=first_durable, on_identity=on_identity
+                )
         except UnsupportedStorageError:
             raise
         except AmbiguousWriteError as exc:

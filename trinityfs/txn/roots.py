@@ -195,9 +195,11 @@ class RootStore:
             data,
             f"the root of version {version}",
             first_durable,
+            # where a stat is cheap, the create itself tells the new root's identity
+            # (best effort: unknown after a failed fstat or a create settled by reading
+            # back; the next commit's check then falls back to existence)
+            functools.partial(self._ids.put, version) if self._cheap else None,
         )
-        if created and self._cheap:
-            self._note_identity(version)
         if created and base_trusted:
             # Root version-1 was the latest within the trust window and root `version`
             # did not exist: it cannot have been created and expired since, so ours is
@@ -235,8 +237,7 @@ class RootStore:
 
     def _note_identity(self, version: int) -> None:
         """Best effort: a failed stat leaves the identity unknown (the commit check then
-        falls back to existence). It runs right after our root landed, so an error here
-        must not turn a landed commit into a reported failure."""
+        falls back to existence); an error here must never fail what called it."""
         try:
             found = self.storage.identity(_root_name(version), built=True)
         except StorageError as exc:
