@@ -39,7 +39,9 @@ that the next run finishes cleaning):
    copies of unrecorded exports, stale directories of unrecorded full exports, and
    leftover temporary and probe files, that nothing marked and that are older than
    the grace period. Files orphaned by crashed commits are among them. Unknown files
-   are reported, never deleted.
+   are reported, never deleted. Transaction files go first, and every delete is
+   issued within `SWEEP_DECISION_MILLIS` of a look at the latest version that found
+   no unmarked root (versions found newer are marked first and spared: see (g)).
 
 A dry run does steps 1, 2 and 5 and reports what steps 3, 4 and 6 would remove.
 
@@ -99,6 +101,18 @@ older kept root left): a root lost from the middle of the history, older roots s
 there, stops expiration before it sweeps, like any missing file (their versions are
 kept and readable; marking only above the hole would sweep what they alone reach).
 
+(g) A writer that pauses past the commit window (SIGSTOP, a suspended machine) lands
+a root whose new files are older than the grace period and were unreferenced when
+this run marked. Its committer checks them after its root landed and writes back any
+that are gone (`Transaction._restore_if_swept`); this run helps in two ways. The sweep
+looks at the latest version again right before deleting, and at least every
+`SWEEP_DECISION_MILLIS` while it deletes (`gc.sweep_garbage`): a root found there is
+marked and what it uses spared. A delete decided before the late root landed is
+issued within that window of its decision, and the committer checks its files again
+once the window (plus an allowance for requests in flight) has passed since its root
+landed, so it sees every such delete. Left: a sweep or a delete request itself
+stalled for longer than that allowance between its clock check and the store.
+
 What expiration does not protect: readers of versions below K (time travel to an
 expired version fails with VersionNotFoundError or, mid-read, StorageFileNotFoundError).
 
@@ -130,6 +144,7 @@ from trinityfs.lifecycle.gc import (
     find_unreachable,
     mark_live,
     scan_transactions,
+    sweep_garbage,
 )
 from trinityfs.lifecycle.inventory import ROOT, Inventory, StoredFile
 from trinityfs.lifecycle.mark import DEFAULT_THREADS
@@ -361,10 +376,11 @@ def expire(
 
     # 6. sweep
     sweep = find_unreachable(inventory, live, _sweep_cutoff(cutoff, live_txns, policy))
-    if not dry_run:
-        delete_all(storage, [f.location for f in sweep.garbage], threads)
+    removed = sweep.garbage
+    if not dry_run:  # sparing what roots landed since marking use (a late writer's)
+        removed = sweep_garbage(engine, live, sweep.garbage, threads)
         _repair_marker_after(engine, live.first_version)
-    report.removed.extend(sweep.garbage)
+    report.removed.extend(removed)
     report.spared_young = sweep.young
     report.unknown_files = sweep.unknown
     phase("sweep")

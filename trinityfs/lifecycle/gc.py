@@ -25,6 +25,7 @@ deleted.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -55,7 +56,8 @@ from trinityfs.lifecycle.inventory import (
 )
 from trinityfs.lifecycle.mark import DEFAULT_THREADS, Marker
 from trinityfs.storage import Storage
-from trinityfs.txn.engine import Engine
+from trinityfs.txn.engine import Engine, now_millis
+from trinityfs.txn.publish import SWEEP_DECISION_MILLIS
 
 
 @dataclass
@@ -169,17 +171,27 @@ def mark_live(
         if running and parse_root_node_file(running) is None:
             marker.mark_nodes([running], referrer=txn.file.location)
     _mark_exports(engine, live, roots.get(root_node_file(last)))
-    while True:  # versions committed while marking
+    mark_newer(engine, live)  # versions committed while marking
+    return live
+
+
+def mark_newer(engine: Engine, live: LiveSet) -> bool:
+    """Mark the versions committed since `live` was marked (incrementally: their
+    unchanged subtrees are marked already), until a look at the latest version finds
+    none; whether there were any."""
+    found = False
+    while True:
         newest = engine.roots.latest_version()
         if newest <= live.last_version:
             break
-        roots = marker.mark_roots(
+        roots = live.marker.mark_roots(
             [root_node_file(v) for v in range(live.last_version + 1, newest + 1)]
         )
         live.last_version = newest
         _mark_exports(engine, live, roots.get(root_node_file(newest)))
+        found = True
     _forget_dropped_exports(live)
-    return live
+    return found
 
 
 def _forget_dropped_exports(live: LiveSet) -> None:
@@ -273,6 +285,63 @@ def find_unreachable(
     return sweep
 
 
+def sweep_garbage(
+    engine: Engine, live: LiveSet, garbage: list[StoredFile], threads: int = DEFAULT_THREADS
+) -> list[StoredFile]:
+    """Delete `garbage`, sparing what versions committed meanwhile use; -> what was
+    deleted. Transaction files go first (a bulk load checks its lease to tell whether
+    its files may be swept: none is deleted while its lease file still exists).
+
+    A root may land late (its writer paused past the commit window) after `live` was
+    marked, over files this sweep chose. Every delete is therefore issued within
+    SWEEP_DECISION_MILLIS (both clocks) of a look at the latest version that found no
+    root unmarked; versions found newer are marked first and what they use is spared.
+    A late committer checks its files again once that long has passed since its root
+    landed (trinityfs/txn/transaction.py), so any delete decided before it landed is
+    seen by that check, and any decided after spares its files."""
+    deleted: list[StoredFile] = []
+    first = [f for f in garbage if f.kind == TRANSACTION]
+    for part in (first, [f for f in garbage if f.kind != TRANSACTION]):
+        remaining = part
+        while remaining:
+            looked_mono, looked_wall = time.monotonic(), now_millis()
+            while mark_newer(engine, live):  # a root landed since: spare what it uses
+                remaining = [f for f in remaining if not live.is_live(f)]
+                looked_mono, looked_wall = time.monotonic(), now_millis()
+            window = SWEEP_DECISION_MILLIS
+            deadline_mono, deadline_wall = looked_mono + window / 1000, looked_wall + window
+            done, remaining = _delete_until(
+                engine.storage, remaining, deadline_mono, deadline_wall, threads
+            )
+            deleted.extend(done)
+    return deleted
+
+
+def _delete_until(
+    storage: Storage,
+    files: list[StoredFile],
+    deadline_mono: float,
+    deadline_wall: int,
+    threads: int,
+) -> tuple[list[StoredFile], list[StoredFile]]:
+    """Delete files while neither clock passed its deadline; -> (deleted, left). The
+    first failure is raised once every task finished."""
+
+    def delete(f: StoredFile) -> bool:
+        if time.monotonic() > deadline_mono or now_millis() > deadline_wall:
+            return False
+        storage.delete(f.location)
+        return True
+
+    if threads <= 1 or len(files) <= 1:
+        outcomes = [delete(f) for f in files]
+    else:
+        with ThreadPoolExecutor(max_workers=min(threads, len(files))) as pool:
+            outcomes = list(pool.map(delete, files))
+    done = [f for f, ok in zip(files, outcomes, strict=True) if ok]
+    return done, [f for f, ok in zip(files, outcomes, strict=True) if not ok]
+
+
 def delete_all(storage: Storage, locations: list[str], threads: int = DEFAULT_THREADS) -> None:
     """Delete files in parallel; the first failure is raised once all tasks finished."""
     if not locations:
@@ -293,5 +362,7 @@ __all__ = [
     "delete_all",
     "find_unreachable",
     "mark_live",
+    "mark_newer",
     "scan_transactions",
+    "sweep_garbage",
 ]

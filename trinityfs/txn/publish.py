@@ -53,6 +53,15 @@ log = logging.getLogger(__name__)
 
 KEY_CREATED_AT = KEY_CREATED_AT_MILLIS  # the name trinityfs/catalog/bulk.py imports
 
+#: An expiration's sweep issues each delete within this long (both clocks) of a look at
+#: the latest version that found no root it had not marked (trinityfs/lifecycle/gc.py
+#: `sweep_garbage`): a root that lands later is seen by the next look, or by the check
+#: its committer makes once this long (and an allowance for requests in flight) passed.
+SWEEP_DECISION_MILLIS = 2_000
+#: how long after a late root landed its files are checked (again): that window and an
+#: allowance for delete requests still in flight
+LATE_RECHECK_SECONDS = SWEEP_DECISION_MILLIS / 1000 + 3.0
+
 
 def build_root(
     engine: Engine,

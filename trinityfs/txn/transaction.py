@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from time import sleep as _sleep
 
 from trinityfs.errors import (
     AmbiguousWriteError,
@@ -36,6 +37,7 @@ from trinityfs.txn.conflicts import LAKEHOUSE_DEF_KEY, Dependencies
 from trinityfs.txn.engine import Engine, now_millis
 from trinityfs.txn.pending import PendingWrites
 from trinityfs.txn.publish import (
+    LATE_RECHECK_SECONDS,
     build_root,
     check_source_kept,
     confirm_root,
@@ -356,9 +358,20 @@ class Transaction:
         references. Write them back (content-hash names: same location, same bytes):
         the definitions this transaction holds, and node files from the nodes this
         process still has decoded. Should one be beyond that, commit the base tree again
-        on top and raise: nothing stays committed. On time, nothing is checked."""
+        on top and raise: nothing stays committed. On time, nothing is checked.
+
+        Checked twice: at once (readers of the new version find the files again
+        soon), and after LATE_RECHECK_SECONDS, when every delete of a sweep that decided
+        before our root landed has been issued (a sweep issues its deletes within
+        SWEEP_DECISION_MILLIS of a look at the latest version; trinityfs/lifecycle/gc.py)."""
         if not self._late():
             return
+        if self._restore_swept(version, base):
+            _await_sweeps_in_flight(LATE_RECHECK_SECONDS)
+            self._restore_swept(version, base)
+
+    def _restore_swept(self, version: int, base: Snapshot) -> bool:
+        """One check of `_restore_if_swept`: False when it could not be made (logged)."""
         storage = self.engine.storage
         try:
             gone = [loc for loc in (*self.files, *self._written_nodes) if not storage.exists(loc)]
@@ -369,9 +382,9 @@ class Transaction:
                 version,
                 exc,
             )
-            return
+            return False
         if not gone:
-            return
+            return True
         log.warning(
             "version %d landed after the commit window and %d of its files were swept "
             "meanwhile by an expiration (first %s): writing them back",
@@ -398,6 +411,7 @@ class Transaction:
                     else f"version {version} stays unreadable: run `trinityfs fsck`"
                 )
             )
+        return True
 
     def _write_back(self, location: str, ldef: LakehouseDef) -> bool:
         """Write a swept file of this commit again; False when its bytes are beyond
@@ -515,6 +529,11 @@ class Transaction:
         self.deps.to_reapply.clear()
         if files:
             self.engine.storage.write_immutable_many(files)
+
+
+def _await_sweeps_in_flight(seconds: float) -> None:
+    """Wait before a late root checks its files again (tests replace it)."""
+    _sleep(seconds)
 
 
 def _durable_already() -> None:
