@@ -238,6 +238,18 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
 
     # -- identifiers ----------------------------------------------------------------
 
+    def _get_default_warehouse_location(self, database_name: str, table_name: str) -> str:
+        """PyIceberg's default (the namespace's `location`, else <warehouse>/<ns>/<table>),
+        asking for the namespace as a tuple: PyIceberg passes a string, which it would
+        split at a dot that belongs to the namespace's name."""
+        location = self.load_namespace_properties((database_name,)).get("location")
+        if location:
+            return f"{location.rstrip('/')}/{table_name}"
+        warehouse = self.properties.get("warehouse")
+        if not warehouse:
+            raise ValueError("no default location: give a location or the warehouse property")
+        return f"{warehouse.rstrip('/')}/{database_name}/{table_name}"
+
     def _namespace_name(self, namespace: str | Identifier) -> str:
         tup = Catalog.identifier_to_tuple(namespace)
         Catalog.namespace_to_string(tup, NoSuchNamespaceError)  # empty parts
@@ -362,7 +374,7 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
             ),
         )
         ns, name = self._table_ref(identifier)
-        if not self.namespace_exists(ns):
+        if not self.namespace_exists((ns,)):  # a tuple: a dot in the name is no level
             raise NoSuchNamespaceError(f"Namespace does not exist: {ns}")
         if self.table_exists((ns, name)):
             raise TableAlreadyExistsError(f"Table {ns}.{name} already exists")

@@ -79,7 +79,7 @@ class NamespaceMixin:
     def list_namespaces(self, namespace: str | Identifier = ()) -> list[Identifier]:
         if namespace and Catalog.identifier_to_tuple(namespace) != ():
             ns = self._namespace_name(namespace)
-            if not self.namespace_exists(ns):
+            if not self.namespace_exists((ns,)):
                 raise NoSuchNamespaceError(f"Namespace does not exist: {ns}")
             return []  # namespaces have no children in TrinityLake
         view = self._view()

@@ -286,11 +286,11 @@ class RestCatalogService:
         props = rq.string_map(body.get("properties"), "properties")
         if "location" in props:
             self.policy.check(props["location"], "namespace location")
-        self.catalog.create_namespace(ns, props)
+        self.catalog.create_namespace((ns,), props)  # a tuple: a dot is no level
         return {"namespace": [ns], "properties": props}
 
     def drop_namespace(self, ns: str) -> None:
-        self.catalog.drop_namespace(ns)
+        self.catalog.drop_namespace((ns,))
 
     def update_namespace(self, ns: str, body: dict[str, Any]) -> dict[str, Any]:
         removals = rq.string_list(body.get("removals"), "removals")
@@ -304,7 +304,7 @@ class RestCatalogService:
             )
         if "location" in updates:
             self.policy.check(updates["location"], "namespace location")
-        summary = self.catalog.update_namespace_properties(ns, set(removals), updates)
+        summary = self.catalog.update_namespace_properties((ns,), set(removals), updates)
         return {
             "updated": list(summary.updated),
             "removed": list(summary.removed),

@@ -164,7 +164,7 @@ class TableService:
         """Where a table goes without a location: the namespace's `location` property, else
         <warehouse>/<namespace>/<table> (as TrinityCatalog places it)."""
         safe_segment(name, "table")
-        props = self.catalog.load_namespace_properties(ns)
+        props = self.catalog.load_namespace_properties((ns,))
         if props.get("location"):
             return props["location"].rstrip("/") + "/" + name
         safe_segment(ns, "namespace")
@@ -182,7 +182,7 @@ class TableService:
         location: str,
     ) -> bytes:
         """A staged create: metadata to start a create transaction, nothing committed."""
-        if not self.catalog.namespace_exists(ns):
+        if not self.catalog.namespace_exists((ns,)):
             raise NoSuchNamespaceError(f"Namespace does not exist: {ns}")
         if self.catalog.table_exists((ns, name)):
             raise TableAlreadyExistsError(f"Table {ns}.{name} already exists")
@@ -254,7 +254,7 @@ class TableService:
         except RestError as exc:
             raise bad_request(f"cannot register {ns}.{name}: {exc.message}") from None
         self.check_metadata(metadata, what)
-        if not self.catalog.namespace_exists(ns):
+        if not self.catalog.namespace_exists((ns,)):
             raise NoSuchNamespaceError(f"Namespace does not exist: {ns}")
         table = self.catalog.register_table((ns, name), location, overwrite=overwrite)
         return self.service.loaded(ns, name, table.metadata_location, table.metadata).body
