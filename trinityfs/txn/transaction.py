@@ -335,6 +335,7 @@ class Transaction:
         except TransactionExpiredError:
             self.closed = True
             raise
+        self._restore_if_swept(version, base)  # it may have landed late, as any root
         return self._committed(version)
 
     def _committed(self, version: int) -> int:
