@@ -43,6 +43,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from itertools import chain
 from pathlib import Path
 
 import pyarrow as pa
@@ -79,9 +80,11 @@ from trinityfs.txn.engine import Engine, now_millis
 from trinityfs.txn.publish import (
     KEY_CREATED_AT,
     KEY_PREVIOUS_ROOT,
+    LATE_RECHECK_SECONDS,
     confirm_root,
     create_root,
     settle_root,
+    undo_if_gone,
     verify_before_writing,
 )
 from trinityfs.txn.snapshot import Snapshot
@@ -122,6 +125,8 @@ class BulkLoad:
             self._lease = lease.tdef
             self.base = lease.base
         self._renewed_at = now_millis()
+        self._renewed_mono = time.monotonic()
+        self._written_nodes: list[str] = []  # node files the latest root built wrote
         self.reader = CatalogReader(self.base, engine.storage.read_immutable, self.base.version)
         self.keys: KeyCodec = self.reader.keys
         self._spill = SortedSpill(spill_dir, run_size)
@@ -133,8 +138,8 @@ class BulkLoad:
         self.bytes_written = 0
         self.committed_version: int | None = None
         self.closed = False
-        # (version, root bytes, root) of a create whose outcome is unknown
-        self._unsettled: tuple[int, bytes, Node] | None = None
+        # (version, root bytes, root, base) of a create whose outcome is unknown
+        self._unsettled: tuple[int, bytes, Node, Snapshot] | None = None
 
     @property
     def lease_id(self) -> str | None:
@@ -250,6 +255,7 @@ class BulkLoad:
         storage.write(location, dtxn.encode_transaction_def(lease))
         self._lease = lease
         self._renewed_at = now
+        self._renewed_mono = time.monotonic()
 
     def _drop_lease(self) -> None:
         if self._lease is None:
@@ -341,7 +347,7 @@ class BulkLoad:
             # Unsettled until the outcome is known: a KeyboardInterrupt after the root
             # landed (inside create_root, or before _finish) makes abort() settle first
             # instead of deleting the files of a committed version.
-            self._unsettled = (version, data, root)
+            self._unsettled = (version, data, root, base)
             try:
                 created = create_root(engine, version, data, root, remember=False)
             except AmbiguousWriteError:
@@ -350,6 +356,7 @@ class BulkLoad:
                 self._unsettled = None  # a definite outcome: nothing stays committed
                 raise
             if created:
+                self._check_landed_in_lease(version, base)
                 self._finish(version)
                 return version
             self._unsettled = None
@@ -358,14 +365,36 @@ class BulkLoad:
 
     def _settle(self) -> int | None:
         assert self._unsettled is not None
-        version, data, root = self._unsettled
+        version, data, root, base = self._unsettled
         if not settle_root(self.engine, version, data):  # AmbiguousWriteError again
             self._unsettled = None
             return None
         confirm_root(self.engine, version, root, remember=False)  # as a transaction does
+        self._check_landed_in_lease(version, base)
         self._unsettled = None
         self._finish(version)
         return version
+
+    def _check_landed_in_lease(self, version: int, base: Snapshot) -> None:
+        """Our root landed: when its lease had lapsed by then (a pause between the last
+        renewal and the create, by either clock), an expiration may have taken the lease
+        for dead and swept the load's files. Once every delete decided before the root
+        landed was issued (trinityfs/lifecycle/gc.py), check them; the load holds no
+        definition bytes to write back, so one gone undoes the version
+        (TransactionExpiredError, the load closed). In time: two clock reads."""
+        assert self._lease is not None
+        lapsed_mono = time.monotonic() - self._renewed_mono >= self.lease_millis / 1000
+        if not lapsed_mono and now_millis() < self._lease.expire_at_millis:
+            return
+        _await_sweeps_in_flight(LATE_RECHECK_SECONDS)
+        pairs = self._spill.sorted_pairs()
+        files = chain(self._written_nodes, (location for _key, location in pairs))
+        try:
+            what = f"bulk load (its lease {self.lease_id} lapsed)"
+            undo_if_gone(self.engine, version, base, files, what)
+        except TransactionExpiredError:
+            self._finish(None)  # nothing stays committed; its files are not deleted
+            raise
 
     def _finish(self, version: int | None) -> None:
         self.committed_version = version
@@ -501,6 +530,7 @@ class BulkLoad:
         writer = TreeWriter(nodes, order, engine.budget(ldef), version, policy)
         root = writer.commit(base.root, {})
         written = nodes.write_new_nodes(root, compression=compression)
+        self._written_nodes = written
         if verifier is not None:
             verifier.remember_written(written)
         root.system = {
@@ -592,6 +622,11 @@ class _StringColumn:
             [validity, offsets.buffers()[1], pa.py_buffer(self.data)],
             null_count=nulls,
         )
+
+
+def _await_sweeps_in_flight(seconds: float) -> None:
+    """Wait before a late root checks its files (tests replace it)."""
+    time.sleep(seconds)
 
 
 def _delete_all(storage, locations: list[str]) -> None:

@@ -24,7 +24,9 @@ dangling root (see trinityfs/lifecycle/expire.py):
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from itertools import chain
 
 from trinityfs.errors import (
     AmbiguousWriteError,
@@ -435,3 +437,59 @@ def undo(engine: Engine, landed: int, before: Snapshot) -> bool:
         return False
     log.warning("undid version %d with version %d", landed, landed + 1)
     return True
+
+
+#: files checked together by `first_missing`
+EXISTS_BATCH = 1024
+
+
+def first_missing(storage, locations: Iterable[str], threads: int = 16) -> str | None:
+    """The first of `locations` (streamed, checked in parallel batches) not in storage."""
+    batch: list[str] = []
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        for location in chain(locations, [None]):
+            if location is not None:
+                batch.append(location)
+                if len(batch) < EXISTS_BATCH:
+                    continue
+            for loc, present in zip(batch, pool.map(storage.exists, batch), strict=True):
+                if not present:
+                    return loc
+            batch = []
+    return None
+
+
+def undo_if_gone(
+    engine: Engine, version: int, before: Snapshot, locations: Iterable[str], what: str
+) -> None:
+    """Root `version`, built on `before`, landed late: when one of `locations` (files it
+    references that cannot be written back) was swept meanwhile, commit the tree of
+    `before` again on top and raise TransactionExpiredError. A check that fails is
+    logged (run fsck) and the commit stands: it landed."""
+    try:
+        gone = first_missing(engine.storage, locations)
+    except StorageError as exc:
+        log.error(
+            "%s: version %d landed late; checking that its files survived a concurrent "
+            "expiration failed (%s): run `trinityfs fsck`",
+            what,
+            version,
+            exc,
+        )
+        return
+    if gone is None:
+        return
+    try:
+        undone = undo(engine, version, before)
+    except StorageError as exc:
+        log.error("undoing version %d failed: %s", version, exc)
+        undone = False
+    raise TransactionExpiredError(
+        f"{what}: version {version} landed late, and an expiration had swept {gone}, "
+        "which it references, meanwhile; "
+        + (
+            f"version {version + 1} restores version {before.version}: nothing stays committed"
+            if undone
+            else f"version {version} stays unreadable: run `trinityfs fsck`"
+        )
+    )
