@@ -73,6 +73,7 @@ from trinityfs.format.definitions import (
     encode_definition,
     validate_lakehouse_def,
 )
+from trinityfs.format.integrity import check_file_bytes
 from trinityfs.format.keys import KEY_CREATED_AT_MILLIS, KEY_LAKEHOUSE_DEF, KEY_PREVIOUS_ROOT
 from trinityfs.format.node_decode import decode_node
 from trinityfs.format.node_encode import encode_node
@@ -417,6 +418,7 @@ def _full(
 
     def copy_file(location: str) -> int:
         content = storage.read(location)
+        check_file_bytes(location, content)  # never copy rot into a backup
         target.write(location, content)
         wrote(location)
         return len(content)
