@@ -122,32 +122,48 @@ def _record_after(monkeypatch, before_record) -> None:
     monkeypatch.setattr(exports, "_record", record)
 
 
+@pytest.mark.parametrize("ahead", [0, 10], ids=["prompt", "paused creator"])
 @pytest.mark.parametrize("mode", ["minimal", "partial", "full"])
-def test_drop_between_the_files_and_the_record_of_an_export(tmp_path, monkeypatch, mode) -> None:
-    """The drop runs to completion after the export wrote its files, before its record."""
+def test_drop_between_the_files_and_the_record_of_an_export(
+    tmp_path, monkeypatch, mode, ahead
+) -> None:
+    """The drop runs to completion after the export wrote its files, before its record
+    (with the dropper's clock `ahead` minutes ahead: a creator paused that long)."""
     lake = _lake(tmp_path)
     pinned = lake.at(30).list_tables("ns")
     drops: list[dict] = []
-    _record_after(monkeypatch, lambda: drops.append(_finish(_dropper(lake.url, "x"))))
-    info = lake.export("x", version=30, mode=mode)
+
+    def drop() -> None:
+        drops.append(_finish(_dropper(lake.url, "x", ahead_minutes=ahead)))
+
+    _record_after(monkeypatch, drop)
+    try:
+        lake.export("x", version=30, mode=mode)
+    except TrinityError:
+        # refusing is allowed only for a full export whose copy the drop deleted
+        assert mode == "full" and ahead
     monkeypatch.undo()
     assert drops
-    assert [e.name for e in lake.exports()] == ["x"]  # acknowledged: it must read
-    assert lake.at(export="x").list_tables("ns") == pinned, info
+    if not ahead:  # a prompt export's files are young: the drop must spare them
+        assert drops[0]["spared"] and not drops[0]["removed"], drops[0]
+    if mode != "full" or not ahead:
+        assert [e.name for e in lake.exports()] == ["x"]  # acknowledged: it must read
+        assert lake.at(export="x").list_tables("ns") == pinned
     _assert_consistent(lake, "x", pinned)
 
 
 @pytest.mark.parametrize("mode", ["minimal", "partial"])
 def test_drop_deciding_before_the_record_deletes_after_it(tmp_path, monkeypatch, mode) -> None:
     """The drop saw no record, then deleted the root copy only after create_export had
-    committed its record and returned."""
+    committed its record and returned (the dropper's clock runs 10 minutes ahead: the
+    root copy looks old, as after a creator paused that long)."""
     lake = _lake(tmp_path)
     pinned = lake.at(30).list_tables("ns")
     gate = str(tmp_path / "gate")
     procs: list[subprocess.Popen] = []
 
     def start_drop() -> None:
-        procs.append(_dropper(lake.url, "x", gate=gate))
+        procs.append(_dropper(lake.url, "x", gate=gate, ahead_minutes=10))
         deadline = time.monotonic() + 60
         while not os.path.exists(gate + ".waiting"):
             assert procs[0].poll() is None, procs[0].communicate()

@@ -7,11 +7,12 @@ record last; see docs/LIFECYCLE.md, "Exports"). So, without such a record:
 
 - an `_exports/<name>/` directory (a full export) is spared while any of its files is
   younger than the commit window plus margin, expiration's rule for the same
-  directories (`RetentionPolicy.of(ldef, grace_millis=0)`);
-- the root copy `_export_<name>.arrow` (minimal, partial) is read before it is deleted
-  and put back when the name is recorded at that location once it is gone: the record
-  of a running export landed meanwhile. create_export checks after its record for the
-  opposite order (`trinityfs.lifecycle.exports._check_files_kept`).
+  directories (`RetentionPolicy.of(ldef, grace_millis=0)`); so is the root copy
+  `_export_<name>.arrow` (minimal, partial) while it is that young;
+- an old root copy is read before it is deleted and put back when the name is recorded
+  at that location once it is gone (the record of a creator paused past the window
+  landed meanwhile). create_export checks after its record for the opposite order
+  (`trinityfs.lifecycle.exports._check_files_kept`).
 
 A full export's claim (`_oldest_version.txt` inside) is deleted last: until it is gone
 no other export of that name starts writing into the directory being emptied.
@@ -128,12 +129,29 @@ def drop_export(engine: Engine, name: str) -> DroppedExport:
 
 
 def _remove_root_copy(engine: Engine, name: str, vouched: bool, dropped: DroppedExport) -> None:
-    """Delete `_export_<name>.arrow`. Without a record removed by this drop, its bytes
-    are read first and put back if the name is recorded there once it is deleted: an
-    export of that name was being written and its record landed meanwhile (the
-    export's own check after its record covers a record that lands later still)."""
+    """Delete `_export_<name>.arrow`.
+
+    Without a record removed by this drop it may be the root of an export being
+    written: it is spared while younger than the commit window plus margin (its age
+    needs a listing of the lakehouse root, paid only on this rare path). An old one is
+    read before it is deleted and put back if the name is recorded there once it is
+    gone (a creator paused past the window whose record landed meanwhile; the
+    export's own check after its record covers a record that lands later still).
+    """
     storage = engine.storage
     location = export_root_location(name)
+    if not storage.exists(location):
+        return
+    if not vouched:
+        entry = next((e for e in storage.list("") if e.location == location), None)
+        if entry is None:
+            return
+        stored = StoredFile(location, "export_root", entry.size)
+        window, cutoff = _in_flight_cutoff(engine)
+        if entry.mtime is None or entry.mtime * 1000 > cutoff:
+            dropped.spared.append(stored)
+            dropped.note = _spared_note(location, 1, window)
+            return
     try:
         data = storage.read(location)
     except StorageFileNotFoundError:
@@ -149,6 +167,24 @@ def _remove_root_copy(engine: Engine, name: str, vouched: bool, dropped: Dropped
         )
         return
     dropped.removed.append(stored)
+
+
+def _in_flight_cutoff(engine: Engine) -> tuple[int, int]:
+    """(window, cutoff) in ms: files without a record modified after the cutoff may
+    belong to an export still being written (expiration's floor: the commit window,
+    plus its margin for clock skew)."""
+    policy = RetentionPolicy.of(engine.snapshot().lakehouse_def, grace_millis=0)
+    window = policy.grace_millis + policy.margin_millis
+    return window, now_millis() - window
+
+
+def _spared_note(what: str, young: int, window: int) -> str:
+    return (
+        f"{what} has no record and {young} of its files are younger than {window // 1000} s "
+        f"(the commit window plus margin): an export of that name may still be being "
+        f"written, so it was not removed; drop it again later (expiration also removes "
+        f"it once it is old)"
+    )
 
 
 def _remove_directory(engine: Engine, name: str, vouched: bool, dropped: DroppedExport) -> None:
@@ -170,18 +206,11 @@ def _remove_directory(engine: Engine, name: str, vouched: bool, dropped: Dropped
     if not ours:
         return
     if not vouched:
-        policy = RetentionPolicy.of(engine.snapshot().lakehouse_def, grace_millis=0)
-        window = policy.grace_millis + policy.margin_millis
-        cutoff = now_millis() - window
+        window, cutoff = _in_flight_cutoff(engine)
         young = [f for f in ours if f.mtime is None or f.mtime * 1000 > cutoff]
         if young:
             dropped.spared.extend(StoredFile(f.location, f.kind, f.size) for f in ours)
-            dropped.note = (
-                f"{prefix} has no record and {len(young)} of its files are younger than "
-                f"{window // 1000} s (the commit window plus margin): an export of that "
-                f"name may still be being written, so nothing in it was removed; drop it "
-                f"again later (expiration also removes it once it is old)"
-            )
+            dropped.note = _spared_note(prefix, len(young), window)
             return
 
     # Roots first (the export stops opening as a lakehouse), the claim last (until it
