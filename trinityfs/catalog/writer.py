@@ -21,9 +21,9 @@ from trinityfs.errors import (
     ObjectNotFoundError,
 )
 from trinityfs.format.definitions import definition_from_json_dict, encode_definition
-from trinityfs.format.paths import new_definition_location
 from trinityfs.format.trinitylake_pb2 import LakehouseDef, NamespaceDef
 from trinityfs.txn.commute import PropertyUpdate
+from trinityfs.txn.placement import place_definition
 from trinityfs.txn.transaction import Transaction
 
 Definition = Message | dict[str, Any] | None
@@ -110,7 +110,7 @@ class CatalogTransaction(CatalogReader):
         if not msg.id:
             msg.id = new_id()
         data = encode_definition(msg)  # refuses what readers could not read (limits)
-        location = new_definition_location(kind, namespace, name, data)
+        location = place_definition(self.txn.engine.storage, kind, namespace, name, data)
         self.txn.put(key, location, data, reapply)
 
     def _claim_name(

@@ -25,6 +25,7 @@ import os
 import re
 import sys
 import uuid
+from collections.abc import Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -36,6 +37,7 @@ TAG_BITS = 20
 RANDOM_BITS = 42
 # "trinityfs content hash, scheme 1": the 20 bits after the hash in the free bits.
 SCHEME_TAG = 0x7F1A1
+_DRAWS = 4  # random parts drawn per os.urandom call by content_uuids
 ROWS_DIGEST_KEY = b"trinityfs.rows-sha256"
 _ROWS_DIGEST_DOMAIN = b"trinityfs node rows v1\x00"
 
@@ -69,14 +71,20 @@ def _unpack(value: uuid.UUID) -> int:
 
 def content_uuid(data: bytes) -> str:
     """A fresh UUID string naming a file with content `data` (hash + tag + random bits)."""
-    free = (
-        (_content_bits(data) << (TAG_BITS + RANDOM_BITS))
-        | (SCHEME_TAG << RANDOM_BITS)
-        | int.from_bytes(os.urandom(6)) >> (48 - RANDOM_BITS)  # secrets.randbits(42), inline
-    )
-    # str(uuid.UUID(int=...)) without the object (a create names a file every commit)
-    text = f"{_pack_int(free):032x}"
-    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+    return next(content_uuids(data))
+
+
+def content_uuids(data: bytes) -> Iterator[str]:
+    """Fresh UUID strings naming a file with content `data`, endlessly: the same hash and
+    tag, new random bits each (the content is hashed once, however many are drawn)."""
+    fixed = (_content_bits(data) << (TAG_BITS + RANDOM_BITS)) | (SCHEME_TAG << RANDOM_BITS)
+    while True:
+        pool = os.urandom(6 * _DRAWS)  # secrets.randbits(42) per name, in one call
+        for at in range(0, 6 * _DRAWS, 6):
+            free = fixed | int.from_bytes(pool[at : at + 6]) >> (48 - RANDOM_BITS)
+            # str(uuid.UUID(int=...)) without the object (a create names a file every commit)
+            text = f"{_pack_int(free):032x}"
+            yield f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 def name_hash(location: str) -> int | None:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Iterator
 
 import mmh3
 
 from trinityfs.errors import InvalidArgumentError, InvalidNameError, UnsafeLocationError
-from trinityfs.format.integrity import content_uuid
+from trinityfs.format.integrity import content_uuid, content_uuids
 from trinityfs.format.names import validate_name
 
 LATEST_HINT = "_latest_hint.txt"
@@ -179,20 +180,30 @@ def new_node_location(data: bytes) -> str:
 def new_definition_location(kind: str, ns: str, name: str | None, data: bytes) -> str:
     """A fresh location for a namespace (name None), table or view definition file
     holding `data` (content-hash name)."""
-    unique = content_uuid(_content(data))
+    return next(definition_locations(kind, ns, name, data))
+
+
+def definition_locations(kind: str, ns: str, name: str | None, data: bytes) -> Iterator[str]:
+    """Fresh locations for one definition file holding `data`, endlessly: the same name
+    but for the random bits of its UUID, so each falls in an independent optimized-path
+    directory (a writer may take the one that is cheapest to create; docs/FORMAT-CHOICES.md
+    "Definition placement")."""
     if kind == "namespace":
         if name is not None:
             raise InvalidArgumentError("a namespace definition location takes no object name")
-        original = f"namespace-{_label(ns, 'namespace')}-{unique}.binpb"
+        head = f"namespace-{_label(ns, 'namespace')}-"
     elif kind in ("table", "view"):
         if name is None:
             raise InvalidArgumentError(f"a {kind} definition location needs the {kind} name")
-        original = f"{kind}-{_label(ns, 'namespace')}-{_label(name, kind)}-{unique}.binpb"
+        head = f"{kind}-{_label(ns, 'namespace')}-{_label(name, kind)}-"
     else:
         raise InvalidArgumentError(
             f"unknown definition kind {kind!r}; expected namespace, table or view"
         )
-    return validate_location(optimized_path(original))
+    names = content_uuids(_content(data))
+    yield validate_location(optimized_path(f"{head}{next(names)}.binpb"))
+    for unique in names:  # the same checked text but for hex digits: the same verdict
+        yield optimized_path(f"{head}{unique}.binpb")
 
 
 def new_lakehouse_def_location(data: bytes) -> str:

@@ -117,6 +117,13 @@ class Backend(ABC):
         """
         return () if self.exists(loc) else None
 
+    placement_choices = 1  # candidate names worth drawing for a new file (txn/placement.py)
+
+    def directories_to_make(self, loc: str, *, probe: bool = False) -> int:
+        """How many directories writing `loc` would make (a placement hint; `probe`: one
+        cheap check allowed): stores without directories make none."""
+        return 0
+
     @abstractmethod
     def size(self, loc: str) -> int: ...
 

@@ -115,6 +115,21 @@ class Storage:
         except Exception as e:
             raise self._mapped("exists", loc, e) from e
 
+    @property
+    def placement_choices(self) -> int:
+        """Candidate names worth drawing for a new file (`txn/placement.py`)."""
+        return self.backend.placement_choices
+
+    def directories_to_make(self, loc: str, *, probe: bool = False) -> int:
+        """How many directories writing `loc` (a checked location) would make, as far as
+        the store knows cheaply: a hint for placing new files, never a request counted
+        in `stats` (local disk: a set lookup, with `probe` at most one stat; object
+        stores: nothing). A store that cannot tell answers 0."""
+        try:
+            return self.backend.directories_to_make(loc, probe=probe)
+        except Exception:  # a hint: the write that follows reports any real problem
+            return 0
+
     def size(self, loc: str) -> int:
         """The file's size in bytes; StorageFileNotFoundError if it is missing."""
         loc = _validate(loc)

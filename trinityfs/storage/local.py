@@ -85,6 +85,7 @@ class LocalBackend(LocalDirs, Backend):
         self.fsync = fsync
         self._lock = threading.Lock()
         self._unsynced_dirs: set[tuple[str, ...]] = set()  # parents of new directories
+        self._known_dirs: set[str] = set()  # directories seen to exist (placement hint)
         self._root_dir = _root_dir if _root_dir is not None else RootDir(self.root)
 
     def child(self, prefix: str) -> LocalBackend:

@@ -27,6 +27,10 @@ _DIR_FLAGS = DIR_FLAGS
 _OPENAT2 = OPENAT2  # module-level so that tests can replace it
 
 
+PLACEMENT_CHOICES = 16  # see placement_choices
+KNOWN_DIRS_MAX = 8192  # directories remembered for placement (see _known)
+
+
 class LocalDirs:
     """The directory walking of `LocalBackend` (a mixin: the backend holds the state)."""
 
@@ -36,6 +40,7 @@ class LocalDirs:
     _root_dir: RootDir
     _lock: threading.Lock
     _unsynced_dirs: set[tuple[str, ...]]
+    _known_dirs: set[str]  # directories seen to exist, as locations
 
     def _parts(self, loc: str) -> tuple[tuple[str, ...], str]:
         parts = self.base + tuple(loc.split("/")) if loc else self.base
@@ -69,6 +74,7 @@ class LocalDirs:
         if _OPENAT2.enabled:
             fd = _OPENAT2.open(root, "/".join(dirs), _DIR_FLAGS)
             if fd >= 0:
+                self._known(dirs)
                 return fd
             # new directories: walk from the deepest one there
             for start in range(len(dirs) - 1 if create else 0, 0, -1):
@@ -110,10 +116,50 @@ class LocalDirs:
                 # raised when close returns must not make the handler close it twice
                 fd, parent = nxt, fd
                 os.close(parent)
+                self._known(dirs[: i + 1])
         except BaseException:
             os.close(fd)
             raise
         return fd
+
+    @property
+    def placement_choices(self) -> int:
+        """Candidate names worth drawing for a new file (`txn/placement.py`): a new
+        directory costs an fsync of its parent only when writes are durable."""
+        return PLACEMENT_CHOICES if self.fsync else 1
+
+    def directories_to_make(self, loc: str, *, probe: bool = False) -> int:
+        """How many directories writing `loc` would make: 0 for a directory walked or
+        made here (or, with `probe`, opened now without following links), else its
+        levels not known to exist (one made by another process counts as missing until
+        walked). A placement hint only: writes never rely on it."""
+        directory = loc.rpartition("/")[0]
+        known = self._known_dirs
+        if not directory or directory in known:
+            return 0
+        if probe and _OPENAT2.enabled:  # the walk's own check: never through a link
+            dirs, _ = self._parts(loc)
+            try:
+                fd = _OPENAT2.open(self._root_dir.fd(), "/".join(dirs), _DIR_FLAGS)
+            except OSError:
+                fd = -1
+            if fd >= 0:
+                os.close(fd)
+                known.add(directory)
+                return 0
+        missing, end = 1, directory.rfind("/")
+        while end > 0:
+            missing += directory[:end] not in known
+            end = directory.rfind("/", 0, end)
+        return missing
+
+    def _known(self, dirs: tuple[str, ...]) -> None:
+        """Remember that root/dirs exists (as a location: relative to `base`). Bounded:
+        a lakehouse has 4,368 hash directories, but walks of exports add theirs too."""
+        known = self._known_dirs
+        if len(known) >= KNOWN_DIRS_MAX:
+            known.clear()
+        known.add("/".join(dirs[len(self.base) :]))
 
     def _make_root(self) -> None:
         """Create the root directory (outside the lakehouse: links there are the user's)."""
