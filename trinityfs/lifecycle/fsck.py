@@ -158,18 +158,54 @@ class FsckReport:
 
 
 def fsck(engine: Engine, *, threads: int = DEFAULT_THREADS) -> FsckReport:
-    """Check the whole lakehouse; never raises for what it finds (see the report)."""
+    """Check the whole lakehouse; never raises for what it finds (see the report).
+
+    A check that finds errors runs once more and reports as errors only those found
+    both times: the lakehouse may change while it is checked (an expiration deleting
+    the versions it passes, an export dropped, a commit landing), and what is seen in
+    one pass only is a warning (kind "changed"), never an error. A healthy lakehouse is
+    checked once.
+    """
     storage = engine.storage
     before = storage.stats.snapshot()
     started = time.perf_counter()
-    report = FsckReport(storage.url)
-    try:
-        _fsck(engine, report, threads)
-    finally:
-        after = storage.stats.snapshot()
-        report.requests = {k: after[k] - before[k] for k in after}
-        report.elapsed_seconds = time.perf_counter() - started
+    report = _one_pass(engine, threads)
+    if report.errors:
+        report = _confirmed(report, _one_pass(engine, threads))
+    after = storage.stats.snapshot()
+    report.requests = {k: after[k] - before[k] for k in after}
+    report.elapsed_seconds = time.perf_counter() - started
     return report
+
+
+def _one_pass(engine: Engine, threads: int) -> FsckReport:
+    report = FsckReport(engine.storage.url)
+    _fsck(engine, report, threads)
+    return report
+
+
+def _confirmed(first: FsckReport, second: FsckReport) -> FsckReport:
+    """`second` with the errors both passes found; the others become warnings."""
+    seen_first = {(p.kind, p.location) for p in first.errors}
+    kept = [p for p in second.errors if (p.kind, p.location) in seen_first]
+    kept_keys = {(p.kind, p.location) for p in kept}
+    once = [p for p in (*first.errors, *second.errors) if (p.kind, p.location) not in kept_keys]
+    for problem in dict.fromkeys(once):
+        second.warn(
+            "changed",
+            problem.location,
+            f"seen in one of two passes only (the lakehouse changed while it was checked: "
+            f"an expiration, an export dropped or a commit): {problem.kind}: {problem.message}",
+            problem.version,
+        )
+    second.errors = kept
+    locations = {p.location for p in kept}
+    second.affected_versions = {
+        v: [loc for loc in locs if loc in locations]
+        for v, locs in second.affected_versions.items()
+        if any(loc in locations for loc in locs)
+    }
+    return second
 
 
 def _fsck(engine: Engine, report: FsckReport, threads: int) -> None:
@@ -443,6 +479,11 @@ def _check_definitions(
                 return FsckProblem("corrupt", prefix + location, f"points from bad key {key!r}")
         try:
             data = storage.read(location)
+        except StorageFileNotFoundError:  # removed after the listing that found it
+            return FsckProblem("missing", prefix + location, "definition file is missing")
+        except TrinityError as exc:
+            return FsckProblem("corrupt", prefix + location, str(exc))
+        try:
             for kind in kinds:
                 cls = _DEFINITION_TYPES.get(kind)
                 if cls is None:
