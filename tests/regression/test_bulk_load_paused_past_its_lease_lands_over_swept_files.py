@@ -16,45 +16,24 @@ expiration run there sees the same 10 minutes (tests/expire_clock.py)."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from expire_clock import expiring_later
+from late_commits import PAUSE_MS, jumping_clocks, small_lake
 
 import trinityfs.catalog.bulk as bulk_module
 from trinityfs import Lakehouse
 from trinityfs.errors import AmbiguousWriteError, TransactionExpiredError
 from trinityfs.txn.roots import RootStore
 
-PAUSE_MS = 10 * 60_000
 LEASE_MS = 60_000  # lapses during the pause; the expiration takes it for dead
-
-
-def _lake(tmp_path) -> Lakehouse:
-    lake = Lakehouse.create(str(tmp_path / "lake"), storage_options={"fsync": False})
-    lake.create_namespace("ns")
-    for i in range(3):
-        lake.create_table("ns", f"t{i}", {"properties": {"i": str(i)}})
-    return lake
 
 
 def _paused_load(tmp_path, monkeypatch, *, reply_lost: bool):
     """A 40-table bulk load whose process pauses 10 minutes right before its root's
     create, while an expiration runs; with `reply_lost`, the create then reports an
     unknown outcome (the root landed)."""
-    lake = _lake(tmp_path)
-    jump = {"ms": 0}
-    real_now = bulk_module.now_millis
-
-    class _Time:
-        sleep = staticmethod(time.sleep)
-
-        @staticmethod
-        def monotonic() -> float:
-            return time.monotonic() + jump["ms"] / 1000
-
-    monkeypatch.setattr(bulk_module, "now_millis", lambda: real_now() + jump["ms"])
-    monkeypatch.setattr(bulk_module, "time", _Time)
+    lake = small_lake(tmp_path, tables=3)
+    jump = jumping_clocks(monkeypatch, bulk_module)
     monkeypatch.setattr(bulk_module, "_await_sweeps_in_flight", lambda s: None, raising=False)
     real_create = RootStore.create
     load = lake.bulk_load(lease_millis=LEASE_MS)
@@ -107,7 +86,7 @@ def test_a_load_settled_after_its_lease_lapsed_over_swept_files_is_undone(tmp_pa
 
 def test_a_load_landing_late_whose_files_survived_is_acknowledged(tmp_path, monkeypatch):
     """Lapsed but no expiration swept anything (it kept every file: a long grace)."""
-    lake = _lake(tmp_path)
+    lake = small_lake(tmp_path, tables=3)
     jump = {"ms": 0}
     real_now = bulk_module.now_millis
     monkeypatch.setattr(bulk_module, "now_millis", lambda: real_now() + jump["ms"])

@@ -20,6 +20,7 @@ import time
 
 import pytest
 from expire_clock import expiring_later
+from late_commits import PAUSE_MS, small_lake
 
 import trinityfs.txn.transaction as transaction_module
 from trinityfs import Lakehouse
@@ -33,8 +34,6 @@ from trinityfs.storage import Storage
 from trinityfs.tree.store import NodeStore
 from trinityfs.txn.roots import RootStore
 from trinityfs.txn.transaction import Transaction
-
-PAUSE_MS = 10 * 60_000
 
 
 class WriterClock:
@@ -64,14 +63,6 @@ class WriterClock:
             self.monotonic += PAUSE_MS / 1000
 
 
-def _lake(tmp_path) -> Lakehouse:
-    lake = Lakehouse.create(str(tmp_path / "lake"), storage_options={"fsync": False})
-    lake.create_namespace("ns")
-    for i in range(5):
-        lake.create_table("ns", f"t{i}", {"properties": {"i": str(i)}})
-    return lake
-
-
 def _assert_whole(lake: Lakehouse) -> Lakehouse:
     fresh = Lakehouse.open(lake.url)
     for name in fresh.list_tables("ns"):
@@ -83,7 +74,7 @@ def _assert_whole(lake: Lakehouse) -> Lakehouse:
 
 @pytest.mark.parametrize("suspended", [False, True], ids=["paused", "suspended"])
 def test_a_root_landing_late_writes_back_its_swept_definitions(tmp_path, monkeypatch, suspended):
-    lake = _lake(tmp_path)
+    lake = small_lake(tmp_path)
     clock = WriterClock(monkeypatch)
     real_create = RootStore.create
     paused: list[int] = []
@@ -104,7 +95,7 @@ def test_a_root_landing_late_writes_back_its_swept_definitions(tmp_path, monkeyp
 
 
 def test_a_suspension_before_the_budget_check_refuses_the_commit(tmp_path, monkeypatch):
-    lake = _lake(tmp_path)
+    lake = small_lake(tmp_path)
     clock = WriterClock(monkeypatch)
     before = lake.latest_version()
     real_check = Transaction._check_budget
@@ -124,7 +115,7 @@ def test_a_suspension_before_the_budget_check_refuses_the_commit(tmp_path, monke
 
 def _late_batch(tmp_path, monkeypatch):
     """A 300-table commit that writes node files, paused before its root."""
-    lake = _lake(tmp_path)
+    lake = small_lake(tmp_path)
     with lake.transaction() as first:  # a root holding this many flushes on the next batch
         for i in range(300):
             first.create_table("ns", f"first{i:04d}")
@@ -177,7 +168,7 @@ def test_a_late_root_whose_node_files_cannot_be_written_back_is_undone(tmp_path,
 def test_a_late_root_whose_check_fails_is_still_acknowledged_once(tmp_path, monkeypatch):
     """The root landed: a storage error while checking its files must not report the
     commit failed (the caller would commit the same changes again)."""
-    lake = _lake(tmp_path)
+    lake = small_lake(tmp_path)
     clock = WriterClock(monkeypatch)
     real_create = RootStore.create
     txn = lake.transaction()

@@ -13,42 +13,22 @@ expiration run there sees the same 10 minutes (tests/expire_clock.py)."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from expire_clock import expiring_later
+from late_commits import PAUSE_MS, jumping_clocks, small_lake
 
 import trinityfs.txn.transaction as transaction_module
 from trinityfs import Lakehouse
 from trinityfs.errors import AmbiguousWriteError, TransactionClosedError
 from trinityfs.txn.roots import RootStore
 
-PAUSE_MS = 10 * 60_000
-
-
-def _lake(tmp_path) -> Lakehouse:
-    lake = Lakehouse.create(str(tmp_path / "lake"), storage_options={"fsync": False})
-    lake.create_namespace("ns")
-    for i in range(5):
-        lake.create_table("ns", f"t{i}", {"properties": {"i": str(i)}})
-    return lake
-
 
 def _ambiguous_late_commit(tmp_path, monkeypatch):
     """A transaction creating table late whose writer pauses 10 minutes right before
     its root's create (an expiration runs meanwhile), whose root lands, and whose
     create then reports an unknown outcome."""
-    lake = _lake(tmp_path)
-    jump = {"ms": 0}
-    real_now = transaction_module.now_millis
-
-    class _Time:
-        @staticmethod
-        def monotonic() -> float:
-            return time.monotonic() + jump["ms"] / 1000
-
-    monkeypatch.setattr(transaction_module, "now_millis", lambda: real_now() + jump["ms"])
-    monkeypatch.setattr(transaction_module, "time", _Time)
+    lake = small_lake(tmp_path)
+    jump = jumping_clocks(monkeypatch, transaction_module)
     monkeypatch.setattr(
         transaction_module, "_await_sweeps_in_flight", lambda seconds: None, raising=False
     )

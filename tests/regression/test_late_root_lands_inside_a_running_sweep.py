@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import importlib
 import threading
-import time
+
+from late_commits import PAUSE_MS, jumping_clocks, small_lake
 
 import trinityfs.txn.transaction as transaction_module
 from trinityfs import Lakehouse
@@ -28,31 +29,12 @@ from trinityfs.txn.roots import RootStore
 
 # the package exports a function of the same name
 expire_module = importlib.import_module("trinityfs.lifecycle.expire")
-PAUSE_MS = 10 * 60_000
 WAIT = 60  # seconds: a hook that waits longer than this failed
-
-
-def _lake(tmp_path) -> Lakehouse:
-    lake = Lakehouse.create(str(tmp_path / "lake"), storage_options={"fsync": False})
-    lake.create_namespace("ns")
-    for i in range(5):
-        lake.create_table("ns", f"t{i}", {"properties": {"i": str(i)}})
-    return lake
 
 
 def _writer_pauses(monkeypatch) -> dict[str, int]:
     """The writer's clocks, moved forward by `jump` once it paused (10 minutes)."""
-    jump = {"ms": 0}
-    real_now = transaction_module.now_millis
-
-    class _Time:
-        @staticmethod
-        def monotonic() -> float:
-            return time.monotonic() + jump["ms"] / 1000
-
-    monkeypatch.setattr(transaction_module, "now_millis", lambda: real_now() + jump["ms"])
-    monkeypatch.setattr(transaction_module, "time", _Time)
-    return jump
+    return jumping_clocks(monkeypatch, transaction_module)
 
 
 def _expiration_10_minutes_later(monkeypatch, url: str) -> tuple[threading.Thread, list]:
@@ -105,7 +87,7 @@ def _late_commit(lake, monkeypatch, expiration: threading.Thread, reached: threa
 def test_a_delete_decided_before_the_late_root_landed_is_written_back(tmp_path, monkeypatch):
     """The sweep is inside the delete of the late commit's definition when the root
     lands; the delete completes after the committer's first check."""
-    lake = _lake(tmp_path)
+    lake = small_lake(tmp_path)
     expiration, errors = _expiration_10_minutes_later(monkeypatch, lake.url)
     in_delete, go, swept = threading.Event(), threading.Event(), threading.Event()
     ours: set[str] = set()
@@ -142,7 +124,7 @@ def test_a_sweep_spares_the_files_of_a_root_that_landed_after_it_decided(tmp_pat
     """The late root lands after the sweep chose its garbage and before it deletes
     anything; the committer does not check again (its wait is a no-op here): the sweep
     itself must see the new root."""
-    lake = _lake(tmp_path)
+    lake = small_lake(tmp_path)
     expiration, errors = _expiration_10_minutes_later(monkeypatch, lake.url)
     decided, go = threading.Event(), threading.Event()
     real_find = expire_module.find_unreachable
