@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from concurrent.futures import wait as futures_wait
 
-from trinityfs.errors import SymlinkInRootError, UnsupportedStorageError
+from trinityfs.errors import CorruptFileError, SymlinkInRootError, UnsupportedStorageError
 
 from .base import TEMP_PREFIX, Backend, FileEntry
 from .dirfds import CLOEXEC, RootDir
@@ -55,6 +55,27 @@ _NO_LINK_ERRNOS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, er
 SYNC_EACH_MAX_FILES = 64
 
 _CLOEXEC = CLOEXEC
+
+
+def _check_in_the_way(fd: int, name: str, loc: str) -> None:
+    """After EEXIST: a regular file at `name` is a lost race; anything else (a directory,
+    a symbolic link, a FIFO) would be taken for one on every retry, while readers skip
+    it, so it is reported as damage naming the entry (never written through or over)."""
+    try:
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return  # the file that was there is gone again: still a lost race
+    if stat.S_ISREG(st.st_mode):
+        return
+    if stat.S_ISLNK(st.st_mode):
+        kind = "a symbolic link"
+    elif stat.S_ISDIR(st.st_mode):
+        kind = "a directory"
+    else:
+        kind = "not a regular file"
+    raise CorruptFileError(
+        loc, f"{kind} is in the way of creating it (never written through or over): remove it"
+    )
 
 
 class LocalBackend(LocalDirs, Backend):
@@ -326,6 +347,7 @@ class LocalBackend(LocalDirs, Backend):
         try:
             os.link(tmp, name, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
         except FileExistsError:
+            _check_in_the_way(fd, name, loc)
             return False
         except OSError as e:
             if e.errno in _NO_LINK_ERRNOS:
