@@ -34,7 +34,11 @@ def _count(monkeypatch, name: str) -> list[int]:
 
 
 def test_a_young_lakehouse_makes_fewer_directories_and_fsyncs(tmp_path, monkeypatch):
-    """Fails without placement: 1.7 mkdirs and 5.7 fsyncs per create (measured)."""
+    """With 16 choices (off by default: docs/FORMAT-CHOICES.md "Definition placement").
+    Fails without placement: 1.7 mkdirs and 5.7 fsyncs per create (measured)."""
+    import trinityfs.storage.localdirs as localdirs
+
+    monkeypatch.setattr(localdirs, "PLACEMENT_CHOICES", 16)
     lake = Lakehouse.create(str(tmp_path / "lake"))
     lake.create_namespace("ns")
     mkdirs, fsyncs = _count(monkeypatch, "mkdir"), _count(monkeypatch, "fsync")
@@ -97,8 +101,14 @@ def test_one_choice_asks_nothing():
         (None, {}, 16),
     ],
 )
-def test_only_durable_local_disk_draws_more_than_one_name(tmp_path, url, options, choices):
+def test_only_durable_local_disk_may_draw_more_than_one_name(
+    tmp_path, monkeypatch, url, options, choices
+):
+    import trinityfs.storage.localdirs as localdirs
+
     lake = Lakehouse.create(url or str(tmp_path / "lake"), storage_options=options)
+    assert lake.engine.storage.placement_choices == 1  # off today
+    monkeypatch.setattr(localdirs, "PLACEMENT_CHOICES", 16)
     assert lake.engine.storage.placement_choices == choices
 
 

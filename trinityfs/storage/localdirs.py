@@ -27,7 +27,7 @@ _DIR_FLAGS = DIR_FLAGS
 _OPENAT2 = OPENAT2  # module-level so that tests can replace it
 
 
-PLACEMENT_CHOICES = 16  # see placement_choices
+PLACEMENT_CHOICES = 1  # off: 16 saves fsyncs but cost more CPU than they did (FORMAT-CHOICES)
 KNOWN_DIRS_MAX = 8192  # directories remembered for placement (see _known)
 
 

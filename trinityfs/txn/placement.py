@@ -4,10 +4,11 @@ A definition's name carries random bits (FORMAT.md's `<uuid4>` part), and its op
 path, three hash directories deep, follows from the whole name. On local disk a file in
 a directory no commit used before costs that directory's `mkdir` and an fsync of its
 parent before the root may point to it: most creates of a young lakehouse pay it. Drawing
-up to the store's `placement_choices` names (16 on local disk with fsync on, else 1) and
-keeping the first whose directory exists (else the one needing fewest new directories)
-removes most of those fsyncs; object stores and unsynced disks take the first name, as
-before. docs/FORMAT-CHOICES.md "Definition
+up to the store's `placement_choices` names and keeping the first whose directory exists
+(else the one needing fewest new directories) removes most of those fsyncs. Measured on
+local disk it cost more CPU than the fsyncs it saved, so every store draws one name
+today (`storage/localdirs.PLACEMENT_CHOICES`); object stores and unsynced disks never
+would. docs/FORMAT-CHOICES.md "Definition
 placement" has the figures and what it does to the spread of files.
 """
 
