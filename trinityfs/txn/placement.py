@@ -8,8 +8,8 @@ up to the store's `placement_choices` names and keeping the first whose director
 (else the one needing fewest new directories) removes most of those fsyncs. Measured on
 local disk it cost more CPU than the fsyncs it saved, so every store draws one name
 today (`storage/localdirs.PLACEMENT_CHOICES`); object stores and unsynced disks never
-would. docs/FORMAT-CHOICES.md "Definition
-placement" has the figures and what it does to the spread of files.
+would. docs/FORMAT-CHOICES.md "Definition placement: measured, shipped off" has the
+figures and what it does to the spread of files.
 """
 
 from __future__ import annotations
