@@ -38,3 +38,15 @@ def jumping_clocks(monkeypatch: pytest.MonkeyPatch, module: ModuleType) -> dict[
     monkeypatch.setattr(module, "now_millis", lambda: real_now() + jump["ms"])
     monkeypatch.setattr(module, "time", _Time)
     return jump
+
+
+def assert_whole(lake: Lakehouse, version: int) -> None:
+    """A fresh handle reads `version` as latest, the late table and every table, and
+    fsck finds nothing."""
+    fresh = Lakehouse.open(lake.url)
+    assert fresh.latest_version() == version
+    assert fresh.describe_table("ns", "late").properties["k"] == "v"
+    for name in fresh.list_tables("ns"):
+        fresh.describe_table("ns", name)
+    report = fresh.fsck()
+    assert report.ok, report.errors[:3]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 from expire_clock import expiring_later
-from late_commits import PAUSE_MS, jumping_clocks, small_lake
+from late_commits import PAUSE_MS, assert_whole, jumping_clocks, small_lake
 
 import trinityfs.txn.transaction as transaction_module
 from trinityfs import Lakehouse
@@ -51,28 +51,18 @@ def _ambiguous_late_commit(tmp_path, monkeypatch):
     return lake, txn, before + 1
 
 
-def _assert_whole(lake: Lakehouse, version: int) -> None:
-    fresh = Lakehouse.open(lake.url)
-    assert fresh.latest_version() == version
-    assert fresh.describe_table("ns", "late").properties["k"] == "v"
-    for name in fresh.list_tables("ns"):
-        fresh.describe_table("ns", name)
-    report = fresh.fsck()
-    assert report.ok, report.errors[:3]
-
-
 def test_commit_again_settles_a_late_root_and_writes_back_its_files(tmp_path, monkeypatch):
     lake, txn, version = _ambiguous_late_commit(tmp_path, monkeypatch)
     assert txn.commit() == version
     monkeypatch.undo()
-    _assert_whole(lake, version)
+    assert_whole(lake, version)
 
 
 def test_settle_of_a_late_root_writes_back_its_files(tmp_path, monkeypatch):
     lake, txn, version = _ambiguous_late_commit(tmp_path, monkeypatch)
     assert txn.txn.settle() == version
     monkeypatch.undo()
-    _assert_whole(lake, version)
+    assert_whole(lake, version)
 
 
 def test_abort_of_a_late_root_that_landed_writes_back_its_files(tmp_path, monkeypatch):
@@ -80,4 +70,4 @@ def test_abort_of_a_late_root_that_landed_writes_back_its_files(tmp_path, monkey
     with pytest.raises(TransactionClosedError, match=f"committed as version {version}"):
         txn.abort()
     monkeypatch.undo()
-    _assert_whole(lake, version)
+    assert_whole(lake, version)

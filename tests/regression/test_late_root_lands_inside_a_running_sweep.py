@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 import threading
 
-from late_commits import PAUSE_MS, jumping_clocks, small_lake
+from late_commits import PAUSE_MS, assert_whole, jumping_clocks, small_lake
 
 import trinityfs.txn.transaction as transaction_module
 from trinityfs import Lakehouse
@@ -51,16 +51,6 @@ def _expiration_10_minutes_later(monkeypatch, url: str) -> tuple[threading.Threa
             errors.append(exc)
 
     return threading.Thread(target=run, name="expiration", daemon=True), errors
-
-
-def _assert_whole(lake: Lakehouse, version: int) -> None:
-    fresh = Lakehouse.open(lake.url)
-    assert fresh.latest_version() == version
-    assert fresh.describe_table("ns", "late").properties["k"] == "v"
-    for name in fresh.list_tables("ns"):
-        fresh.describe_table("ns", name)
-    report = fresh.fsck()
-    assert report.ok, report.errors[:3]
 
 
 def _late_commit(lake, monkeypatch, expiration: threading.Thread, reached: threading.Event):
@@ -117,7 +107,7 @@ def test_a_delete_decided_before_the_late_root_landed_is_written_back(tmp_path, 
     expiration.join(WAIT)
     monkeypatch.undo()
     assert swept.is_set() and not errors, errors
-    _assert_whole(lake, version)
+    assert_whole(lake, version)
 
 
 def test_a_sweep_spares_the_files_of_a_root_that_landed_after_it_decided(tmp_path, monkeypatch):
@@ -147,4 +137,4 @@ def test_a_sweep_spares_the_files_of_a_root_that_landed_after_it_decided(tmp_pat
     monkeypatch.undo()
     assert not errors, errors
     assert all(lake.engine.storage.exists(loc) for loc in ours)
-    _assert_whole(lake, version)
+    assert_whole(lake, version)
