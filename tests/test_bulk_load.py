@@ -11,6 +11,7 @@ import pytest
 from expire_clock import expiring_later
 
 import trinityfs.catalog.bulk as bulk_module
+import trinityfs.catalog.bulk_root as bulk_root_module
 from trinityfs import Lakehouse
 from trinityfs.errors import (
     AlreadyExistsError,
@@ -321,7 +322,7 @@ def _staging_peak(lake: Lakehouse, prefix: str, n: int) -> tuple[int, int]:
 
 def test_staging_memory_does_not_grow_with_the_objects(blake, monkeypatch) -> None:
     monkeypatch.setattr(bulk_module, "FILE_BATCH", 128)
-    monkeypatch.setattr(bulk_module, "COLUMN_CHUNK", 256)
+    monkeypatch.setattr(bulk_root_module, "COLUMN_CHUNK", 256)
     small_stage, small_commit = _staging_peak(blake, "a", 1500)
     large_stage, large_commit = _staging_peak(blake, "b", 6000)
     # staging keeps at most run_size pairs and FILE_BATCH files: flat

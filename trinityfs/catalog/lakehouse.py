@@ -13,13 +13,14 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any, TypeVar
 
+from trinityfs.catalog import versions as _versions
 from trinityfs.catalog.bulk import BulkLoad
 from trinityfs.catalog.config import verify_mode
 from trinityfs.catalog.content import RenderCache
 from trinityfs.catalog.distributed import DistributedTransaction
 from trinityfs.catalog.freshness import Freshness, LatestTracker
 from trinityfs.catalog.history import History
-from trinityfs.catalog.model import Change, Kind, ObjectRef, VersionInfo
+from trinityfs.catalog.model import Change, Kind, VersionInfo
 from trinityfs.catalog.primitives import FrontEndPrimitives
 from trinityfs.catalog.reader import CatalogReader
 from trinityfs.catalog.selector import Selection
@@ -33,7 +34,6 @@ from trinityfs.errors import (
     NamespaceNotFoundError,
     ObjectNotFoundError,
     ReadOnlyError,
-    VersionNotFoundError,
 )
 from trinityfs.format.definitions import (
     encode_definition,
@@ -41,13 +41,7 @@ from trinityfs.format.definitions import (
     parse_isolation_level,
     validate_lakehouse_def,
 )
-from trinityfs.format.keys import (
-    KEY_CREATED_AT_MILLIS,
-    KEY_LAKEHOUSE_DEF,
-    KEY_ROLLBACK_FROM_ROOT,
-    KeyCodec,
-)
-from trinityfs.format.paths import new_lakehouse_def_location, parse_root_node_file
+from trinityfs.format.paths import new_lakehouse_def_location
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.lifecycle import (
     DroppedExport,
@@ -63,7 +57,7 @@ from trinityfs.lifecycle.fsck import fsck as _fsck_lakehouse
 from trinityfs.storage import Storage
 from trinityfs.tree import TreeStats, check_tree
 from trinityfs.tree.budget import new_lakehouse_options
-from trinityfs.txn.engine import Engine, diff_snapshots
+from trinityfs.txn.engine import Engine
 from trinityfs.txn.publish import create_first
 from trinityfs.txn.publish import rollback as _rollback
 from trinityfs.txn.snapshot import Snapshot
@@ -391,13 +385,7 @@ class Lakehouse(FrontEndPrimitives):
         return self.engine.roots.oldest_version()
 
     def version_info(self, version: int) -> VersionInfo:
-        root = self.engine.roots.load(version)
-        rollback = root.system.get(KEY_ROLLBACK_FROM_ROOT)
-        return VersionInfo(
-            version,
-            int(root.system.get(KEY_CREATED_AT_MILLIS, "0")),
-            None if rollback is None else parse_root_node_file(rollback),
-        )
+        return _versions.version_info(self.engine, version)
 
     def versions(self, start: int | None = None, end: int | None = None) -> list[VersionInfo]:
         """Readable versions from `start` (oldest) to `end` (latest), oldest first."""
@@ -407,64 +395,15 @@ class Lakehouse(FrontEndPrimitives):
 
     def version_at(self, timestamp: datetime | int) -> int:
         """The last version committed at or before `timestamp` (datetime or epoch millis)."""
-        millis = _to_millis(timestamp)
-        lo, hi = self.oldest_version(), self.latest_version()
-        created = lambda v: self.version_info(v).created_at_millis  # noqa: E731
-        if created(lo) > millis:
-            raise VersionNotFoundError(
-                f"no version at or before {_format_millis(millis)}: the oldest readable "
-                f"version {lo} was committed at {_format_millis(created(lo))}"
-            )
-        while lo < hi:  # binary search: times are monotonic in versions
-            mid = (lo + hi + 1) // 2
-            if created(mid) <= millis:
-                lo = mid
-            else:
-                hi = mid - 1
-        # A foreign writer may have broken monotonicity: walk previous_root to be sure.
-        while lo > self.oldest_version() and created(lo) > millis:
-            lo -= 1
-        latest = self.latest_version()
-        while lo < latest and created(lo + 1) <= millis:
-            lo += 1
-        return lo
-
-    @staticmethod
-    def _classify(diff: dict[str, tuple[str | None, str | None]], keys: KeyCodec) -> list[Change]:
-        """Changes of objects from key -> (old location, new location)."""
-        changes: list[Change] = []
-        for key in sorted(diff):
-            if key == KEY_LAKEHOUSE_DEF:
-                continue
-            old, new = diff[key]
-            decoded = keys.decode(key)
-            ref = ObjectRef(decoded.namespace, decoded.name, decoded.kind)
-            action = "dropped" if new is None else ("created" if old is None else "replaced")
-            changes.append(Change(action, ref))
-        return changes
+        return _versions.version_at(self.engine, timestamp, self.latest_version)
 
     def changes(self, version: int) -> list[Change]:
         """What `version` changed, from its root's own messages."""
-        if version <= self.oldest_version():
-            after = self.engine.snapshot(version)
-            return self._classify(
-                {k: (None, v) for k, v in after.items()},
-                KeyCodec.from_lakehouse_def(after.lakehouse_def),
-            )
-        before = self.engine.snapshot(version - 1)
-        changed = self.engine.changes(version)
-        diff = {
-            k: (before.get(k) if k != KEY_LAKEHOUSE_DEF else None, v) for k, v in changed.items()
-        }
-        diff = {k: (o, n) for k, (o, n) in diff.items() if o != n or k == KEY_LAKEHOUSE_DEF}
-        return self._classify(diff, KeyCodec.from_lakehouse_def(before.lakehouse_def))
+        return _versions.changes(self.engine, version)
 
     def diff(self, from_version: int, to_version: int) -> list[Change]:
         """Objects created, replaced or dropped going from one version to another."""
-        old, new = self.engine.snapshot(from_version), self.engine.snapshot(to_version)
-        return self._classify(
-            diff_snapshots(old, new), KeyCodec.from_lakehouse_def(new.lakehouse_def)
-        )
+        return _versions.diff(self.engine, from_version, to_version)
 
     def rollback(self, version: int) -> int:
         """Roll forward to a new version whose tree equals `version`'s; returns it.
@@ -574,35 +513,6 @@ def _isolation_level(isolation: str | int) -> int:
         raise InvalidArgumentError(
             f"unknown isolation level {isolation!r}: use SNAPSHOT or SERIALIZABLE"
         ) from None
-
-
-def _to_millis(timestamp: datetime | int) -> int:
-    if isinstance(timestamp, datetime):
-        if timestamp.tzinfo is None:
-            raise InvalidArgumentError(
-                "timestamps must be timezone-aware (e.g. 2026-01-01T00:00:00Z)"
-            )
-        try:
-            return int(timestamp.timestamp() * 1000)
-        except (OverflowError, OSError, ValueError) as exc:
-            raise InvalidArgumentError(f"timestamp {timestamp} is out of range: {exc}") from None
-    if isinstance(timestamp, int | float) and not isinstance(timestamp, bool):
-        try:
-            return int(timestamp)
-        except (OverflowError, ValueError):
-            pass
-    raise InvalidArgumentError(
-        f"a timestamp is a timezone-aware datetime or epoch milliseconds, not {timestamp!r:.80}"
-    )
-
-
-def _format_millis(millis: int) -> str:
-    from datetime import UTC
-
-    try:
-        return datetime.fromtimestamp(millis / 1000, UTC).isoformat(timespec="milliseconds")
-    except (OverflowError, OSError, ValueError):
-        return f"{millis} ms since the epoch"
 
 
 __all__ = ["CatalogSnapshot", "Kind", "Lakehouse"]

@@ -1,0 +1,125 @@
+"""A lakehouse's versions: their times, time travel by timestamp, change sets and diffs.
+
+Each answer reads roots only (and, for change sets, the version before): no definition
+file is opened. `Lakehouse` delegates here so the version semantics live once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from trinityfs.catalog.model import Change, ObjectRef, VersionInfo
+from trinityfs.errors import InvalidArgumentError, VersionNotFoundError
+from trinityfs.format.keys import (
+    KEY_CREATED_AT_MILLIS,
+    KEY_LAKEHOUSE_DEF,
+    KEY_ROLLBACK_FROM_ROOT,
+    KeyCodec,
+)
+from trinityfs.format.paths import parse_root_node_file
+from trinityfs.txn.engine import Engine, diff_snapshots
+
+
+def version_info(engine: Engine, version: int) -> VersionInfo:
+    """When `version` was committed, and the version a rollback restored (if it is one)."""
+    root = engine.roots.load(version)
+    rollback = root.system.get(KEY_ROLLBACK_FROM_ROOT)
+    return VersionInfo(
+        version,
+        int(root.system.get(KEY_CREATED_AT_MILLIS, "0")),
+        None if rollback is None else parse_root_node_file(rollback),
+    )
+
+
+def version_at(engine: Engine, timestamp: datetime | int, latest: Callable[[], int]) -> int:
+    """The last version committed at or before `timestamp` (datetime or epoch millis)."""
+    millis = to_millis(timestamp)
+    oldest = engine.roots.oldest_version
+    lo, hi = oldest(), latest()
+    created = lambda v: version_info(engine, v).created_at_millis  # noqa: E731
+    if created(lo) > millis:
+        raise VersionNotFoundError(
+            f"no version at or before {format_millis(millis)}: the oldest readable "
+            f"version {lo} was committed at {format_millis(created(lo))}"
+        )
+    while lo < hi:  # binary search: times are monotonic in versions
+        mid = (lo + hi + 1) // 2
+        if created(mid) <= millis:
+            lo = mid
+        else:
+            hi = mid - 1
+    # A foreign writer may have broken monotonicity: walk previous_root to be sure.
+    while lo > oldest() and created(lo) > millis:
+        lo -= 1
+    newest = latest()
+    while lo < newest and created(lo + 1) <= millis:
+        lo += 1
+    return lo
+
+
+def changes(engine: Engine, version: int) -> list[Change]:
+    """What `version` changed, from its root's own messages."""
+    if version <= engine.roots.oldest_version():
+        after = engine.snapshot(version)
+        return _classify(
+            {k: (None, v) for k, v in after.items()},
+            KeyCodec.from_lakehouse_def(after.lakehouse_def),
+        )
+    before = engine.snapshot(version - 1)
+    changed = engine.changes(version)
+    diff = {k: (before.get(k) if k != KEY_LAKEHOUSE_DEF else None, v) for k, v in changed.items()}
+    diff = {k: (o, n) for k, (o, n) in diff.items() if o != n or k == KEY_LAKEHOUSE_DEF}
+    return _classify(diff, KeyCodec.from_lakehouse_def(before.lakehouse_def))
+
+
+def diff(engine: Engine, from_version: int, to_version: int) -> list[Change]:
+    """Objects created, replaced or dropped going from one version to another."""
+    old, new = engine.snapshot(from_version), engine.snapshot(to_version)
+    return _classify(diff_snapshots(old, new), KeyCodec.from_lakehouse_def(new.lakehouse_def))
+
+
+def _classify(diff: dict[str, tuple[str | None, str | None]], keys: KeyCodec) -> list[Change]:
+    """Changes of objects from key -> (old location, new location)."""
+    out: list[Change] = []
+    for key in sorted(diff):
+        if key == KEY_LAKEHOUSE_DEF:
+            continue
+        old, new = diff[key]
+        decoded = keys.decode(key)
+        ref = ObjectRef(decoded.namespace, decoded.name, decoded.kind)
+        action = "dropped" if new is None else ("created" if old is None else "replaced")
+        out.append(Change(action, ref))
+    return out
+
+
+def to_millis(timestamp: datetime | int) -> int:
+    """Epoch milliseconds of a timezone-aware datetime or a number; else a typed error."""
+    if isinstance(timestamp, datetime):
+        if timestamp.tzinfo is None:
+            raise InvalidArgumentError(
+                "timestamps must be timezone-aware (e.g. 2026-01-01T00:00:00Z)"
+            )
+        try:
+            return int(timestamp.timestamp() * 1000)
+        except (OverflowError, OSError, ValueError) as exc:
+            raise InvalidArgumentError(f"timestamp {timestamp} is out of range: {exc}") from None
+    if isinstance(timestamp, int | float) and not isinstance(timestamp, bool):
+        try:
+            return int(timestamp)
+        except (OverflowError, ValueError):
+            pass
+    raise InvalidArgumentError(
+        f"a timestamp is a timezone-aware datetime or epoch milliseconds, not {timestamp!r:.80}"
+    )
+
+
+def format_millis(millis: int) -> str:
+    """An ISO time for messages; epoch milliseconds when out of datetime's range."""
+    try:
+        return datetime.fromtimestamp(millis / 1000, UTC).isoformat(timespec="milliseconds")
+    except (OverflowError, OSError, ValueError):
+        return f"{millis} ms since the epoch"
+
+
+__all__ = ["changes", "diff", "format_millis", "to_millis", "version_at", "version_info"]
