@@ -83,8 +83,9 @@ class _WriteHandle:
     data: bytearray
     new: bool  # the object did not exist when opened
     changed: bool = False  # written, truncated or touched since the last commit
-    # emptied by O_TRUNC at open: committed at release if nothing else happens (a shell's
-    # `> file` closes a dup of the descriptor before writing: that flush must not commit)
+    # emptied by O_TRUNC at open: committed at the last flush if nothing else happens (a
+    # shell's `> file` closes a dup of the descriptor before writing: that flush must not
+    # commit), else at release
     truncated: bool = False
     committed: bool = False
     failed: bool = False  # the last commit attempt was refused (EINVAL/EBUSY)

@@ -263,9 +263,29 @@ class FileOpsMixin:
         handle = self._handle(fh)
         if isinstance(handle, _WriteHandle) and handle.rejected:
             raise _os_error(errno.EINVAL, handle.rejected, path)
-        if isinstance(handle, _WriteHandle) and handle.changed:
+        if isinstance(handle, _WriteHandle) and (
+            handle.changed or (self._emptied_due(handle) and not self._held_elsewhere(path))
+        ):
             self._commit_handle(handle, path)
         return 0
+
+    @staticmethod
+    def _emptied_due(handle: _WriteHandle) -> bool:
+        """Created or emptied (O_TRUNC, ftruncate to 0) and not written: a commit is due."""
+        return (
+            (handle.new or handle.truncated)
+            and not handle.committed
+            and not handle.failed
+            and not handle.orphaned
+        )
+
+    def _held_elsewhere(self, path: str) -> bool:
+        """Whether the process closing a descriptor of `path` still holds another one (a
+        shell's `> file` closes a dup before the command writes: that flush must not
+        commit the emptied file). Without a kernel behind the calls: always (the commit
+        is left to the release)."""
+        check = self.held_elsewhere
+        return True if check is None else check(path)
 
     @_fuse_op()
     def fsync(self, path: str, datasync: int, fh: int) -> int:
@@ -279,11 +299,11 @@ class FileOpsMixin:
             handle = self._handles.pop(fh, None)
         if not isinstance(handle, _WriteHandle):
             return 0
-        due = handle.changed or (
-            (handle.new or handle.truncated) and not handle.committed and not handle.failed
-        )
+        due = handle.changed or self._emptied_due(handle)
         if due and not handle.orphaned and not handle.rejected:
-            try:  # close() has returned already: an error here can only be logged
+            # close() has returned already: an error here can only be logged (the last
+            # flush commits an emptied file unless the closing process held a dup)
+            try:
                 self._commit_handle(handle, path or _path_of(handle.namespace, handle.name))
             except Exception as exc:
                 log.warning(

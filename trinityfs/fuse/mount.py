@@ -45,10 +45,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from trinityfs.catalog.selector import TIME_PREFIX, parse_time
+from trinityfs.fuse.descriptors import holds_another
 from trinityfs.fuse.scratch import DEFAULT_PATTERNS, parse_patterns
 
 log = logging.getLogger("trinityfs.fuse")
@@ -395,6 +397,7 @@ def mount_foreground(cfg: MountConfig) -> int:
         prefetch_threads=cfg.prefetch,
         uid=_int_option(cfg.fuse_options.get("uid")),
         gid=_int_option(cfg.fuse_options.get("gid")),
+        held_elsewhere=_caller_holds(os.path.realpath(cfg.mountpoint)),
     )
     what = f"version {version}" if version is not None else "the latest version"
     log.info(
@@ -432,6 +435,17 @@ def mount_foreground(cfg: MountConfig) -> int:
         raise MountError(f"FUSE failed to mount {cfg.mountpoint} (libfuse status {exc})") from None
     log.info("unmounted %s", cfg.mountpoint)
     return 0
+
+
+def _caller_holds(mountpoint: str) -> Callable[[str], bool]:
+    """Whether the process of the running FUSE call holds a descriptor of a mount path."""
+
+    import mfusepy  # loaded by the mount already
+
+    def check(path: str) -> bool:
+        return holds_another(mfusepy.fuse_get_context()[2], mountpoint + path)
+
+    return check
 
 
 def _int_option(value: Any) -> int | None:

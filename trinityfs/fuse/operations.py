@@ -71,6 +71,7 @@ class TrinityOperations(FileOpsMixin, EntryOpsMixin):
         gid: int | None = None,
         on_init: Callable[[], None] | None = None,
         prefetch_threads: int = 8,
+        held_elsewhere: Callable[[str], bool] | None = None,
     ):
         self.lake = lake
         self.pinned = version
@@ -80,6 +81,8 @@ class TrinityOperations(FileOpsMixin, EntryOpsMixin):
         self.uid = os.getuid() if uid is None else uid
         self.gid = os.getgid() if gid is None else gid
         self.on_init = on_init
+        # whether the process closing a descriptor of a path holds another (files.py)
+        self.held_elsewhere = held_elsewhere
         self._lock = threading.RLock()  # overlay, handles, latest cache
         self._commit_lock = threading.Lock()  # this mount's commits, one at a time
         self._latest_snap: CatalogSnapshot | None = None
