@@ -20,7 +20,12 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from trinityfs.catalog import Lakehouse
-from trinityfs.errors import CorruptFileError, InvalidArgumentError, NotFoundError, TrinityError
+from trinityfs.errors import (
+    InvalidArgumentError,
+    NotFoundError,
+    TrinityError,
+    VersionNotFoundError,
+)
 
 LATEST = "latest"
 VERSIONS = "v"
@@ -43,6 +48,28 @@ class NoSuchWarehouseError(TrinityError):
     """The warehouse or prefix names no readable catalog version."""
 
 
+class LostVersionError(TrinityError):
+    """A catalog version that should be readable is missing from storage: its root is
+    gone although older and newer versions are kept (a server-side loss, 500; never
+    "no such warehouse", which says the client asked for something that is not there)."""
+
+
+def unreadable(lake: Lakehouse, version: int, prefix: str, exc: Exception) -> TrinityError:
+    """Why catalog version `version` could not be read: NoSuchWarehouseError (404) when
+    no such version is kept (beyond the latest, or expired: expiration moves the oldest
+    marker before it deletes a root), LostVersionError (500) when it lies between the
+    oldest kept version and the latest."""
+    oldest, latest = lake.oldest_version(), lake.latest_version()
+    if oldest <= version <= latest:
+        return LostVersionError(
+            f"prefix {prefix!r}: catalog version {version} is missing from storage although "
+            f"versions {oldest} to {latest} are kept: {exc}"
+        )
+    return NoSuchWarehouseError(
+        f"prefix {prefix!r}: catalog version {version} is not readable: {exc}"
+    )
+
+
 def _grammar() -> str:
     return (
         "use 'latest', 'v/<version number>', 'v/<export name>' or 'v/<ISO-8601 time>' "
@@ -63,7 +90,15 @@ def resolve(lake: Lakehouse, selector: str | None, *, fix_time: bool = False) ->
         raise NoSuchWarehouseError(f"unknown warehouse or prefix {text!r}: {_grammar()}")
     try:
         chosen = lake.resolve(label)
-    except (NotFoundError, InvalidArgumentError, CorruptFileError) as exc:
+    except VersionNotFoundError as exc:
+        if label.isascii() and label.isdigit():
+            lost = unreadable(lake, int(label), text, exc)
+            if isinstance(lost, LostVersionError):
+                raise lost from None
+        raise NoSuchWarehouseError(
+            f"{text!r} names no readable version: {exc}; {_grammar()}"
+        ) from None
+    except (NotFoundError, InvalidArgumentError) as exc:
         raise NoSuchWarehouseError(
             f"{text!r} names no readable version: {exc}; {_grammar()}"
         ) from None
@@ -77,4 +112,11 @@ def resolve(lake: Lakehouse, selector: str | None, *, fix_time: bool = False) ->
     return Pin(chosen.version, prefix)
 
 
-__all__ = ["LATEST", "NoSuchWarehouseError", "Pin", "resolve"]
+__all__ = [
+    "LATEST",
+    "LostVersionError",
+    "NoSuchWarehouseError",
+    "Pin",
+    "resolve",
+    "unreadable",
+]

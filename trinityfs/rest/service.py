@@ -26,7 +26,7 @@ from trinityfs.lru import LRU
 from trinityfs.rest import requests as rq
 from trinityfs.rest.errors import RestError, bad_request, forbidden, not_found, validation_detail
 from trinityfs.rest.locations import LocationPolicy
-from trinityfs.rest.selector import LATEST, NoSuchWarehouseError, Pin, resolve
+from trinityfs.rest.selector import LATEST, NoSuchWarehouseError, Pin, resolve, unreadable
 
 if TYPE_CHECKING:
     from trinityfs.catalog import CatalogSnapshot
@@ -103,10 +103,15 @@ class RestCatalogService:
                 return self.lake.at(export=pin.export)
             return self.lake.at(pin.version)
         except VersionNotFoundError as exc:
-            raise not_found(
-                "NoSuchWarehouseException",
-                f"prefix {pin.prefix!r}: catalog version {pin.version} is not readable: {exc}",
-            ) from None
+            if pin.export is not None or pin.version is None:
+                raise not_found(
+                    "NoSuchWarehouseException",
+                    f"prefix {pin.prefix!r}: catalog version {pin.version} is not readable: {exc}",
+                ) from None
+            why = unreadable(self.lake, pin.version, pin.prefix, exc)
+            if isinstance(why, NoSuchWarehouseError):
+                raise not_found("NoSuchWarehouseException", str(why)) from None
+            raise why from None
 
     @staticmethod
     def require_writable(pin: Pin) -> None:
