@@ -184,7 +184,13 @@ class TrinityFileSystem(ReadingMixin, WritingMixin, AbstractFileSystem):
         """One commit for everything inside (joins the fs transaction or an outer batch)."""
         current = self._current_txn()
         if current is not None:
-            yield current
+            applied = getattr(self._local, "applied", 0)
+            try:
+                yield current
+            except BaseException as exc:
+                if getattr(self._local, "applied", 0) != applied:
+                    self._doom_transaction(exc)
+                raise
             return
         txn = self._begin_catalog_transaction(base_version)
         self._local.txn = txn
@@ -226,7 +232,16 @@ class TrinityFileSystem(ReadingMixin, WritingMixin, AbstractFileSystem):
         self._local.last_version = None
         with self._batch(base_version) as txn, translate(path):
             change(txn)
+        self._local.applied = getattr(self._local, "applied", 0) + 1
         return getattr(self._local, "last_version", None)
+
+    def _doom_transaction(self, exc: BaseException) -> None:
+        """A call joined to `with fs.transaction:` (put or pipe of several files) failed
+        after part of it was applied: the transaction may commit nothing, or the part
+        would land although the call raised."""
+        trans = self._transaction
+        if self._intrans and isinstance(trans, TrinityTransaction):
+            trans.doom(f"a call failed part-way inside the transaction ({exc})")
 
     # -- resolving paths -----------------------------------------------------------------
 

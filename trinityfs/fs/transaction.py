@@ -10,7 +10,9 @@ naming the object and its path, with nothing committed.
 
 The catalog transaction begins at the first operation inside the block, so it reads the
 latest version as of that moment. Blocks nest: only the outermost one commits, and an
-exception that escapes an inner block dooms the whole transaction.
+exception that escapes an inner block dooms the whole transaction, and so does a call
+that fails after part of it was applied (`put` or `pipe` of several files): leaving the
+block then raises and commits nothing, rather than land half of a call that raised.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class TrinityTransaction:
         self.catalog: CatalogTransaction | None = None
         self.depth = 0
         self.doomed = False
+        self.doomed_by: str | None = None  # why, when a failed call left part of itself
         self.version: int | None = None  # committed by the block (None: nothing changed)
 
     # -- the context manager ---------------------------------------------------------
@@ -59,6 +62,11 @@ class TrinityTransaction:
             self.catalog = self.fs._begin_catalog_transaction()
         return self.catalog
 
+    def doom(self, why: str) -> None:
+        """Commit nothing at the end of the block: leaving it raises, naming `why`."""
+        self.doomed = True
+        self.doomed_by = self.doomed_by or why
+
     def complete(self, commit: bool = True) -> None:
         """Commit (or discard) everything done in the block; ends the transaction."""
         if self.depth > 1:  # an inner block: the outermost one decides
@@ -70,9 +78,9 @@ class TrinityTransaction:
             if commit and self.doomed:
                 commit = False
                 self._discard()
+                why = self.doomed_by or "an exception escaped a nested transaction block"
                 raise InvalidRequest(
-                    "an exception escaped a nested transaction block; the whole "
-                    "transaction was discarded and nothing was committed"
+                    f"{why}; the whole transaction was discarded and nothing was committed"
                 )
             if commit:
                 while self.files:
@@ -89,6 +97,7 @@ class TrinityTransaction:
             self.catalog = None
             self.depth = 0
             self.doomed = False
+            self.doomed_by = None
             if fs is not None:
                 fs._intrans = False
                 if fs._transaction is self:
