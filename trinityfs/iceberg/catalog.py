@@ -49,6 +49,7 @@ from pyiceberg.table import CommitTableResponse, Table
 from pyiceberg.table.locations import load_location_provider
 from pyiceberg.table.metadata import TableMetadata, new_table_metadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
+from pyiceberg.table.update import AssertCreate
 from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
 
 from trinityfs.catalog import CatalogTransaction, Lakehouse, Selection, read_config
@@ -513,6 +514,10 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
         def change(txn: CatalogTransaction) -> CommitTableResponse:
             written.clear()
             old = self._current_def(txn, ns, name)
+            if old is None and not any(isinstance(r, AssertCreate) for r in requirements):
+                # dropped (or renamed away) since the client loaded it: not a conflict
+                # to retry, and never a table made from the updates alone
+                raise NoSuchTableError(f"Table does not exist: {ns}.{name}")
             current = None if old is None else self._table_from_def(ns, name, old)
             staged = self._update_and_stage_table(current, (ns, name), requirements, updates)
             self._check_table_locations(f"{ns}.{name}", staged.metadata)
