@@ -5,7 +5,9 @@ the same rows: `python -m trinityfs.spark.options`). An unknown or misspelled op
 option that does not apply to the operation (a write option on a read, ...) or a bad
 value raises InvalidArgumentError naming it, before any file is read or written: Spark
 would otherwise drop it without a word (`replaceWhere` ignored = a table overwritten).
-Spark passes option names lowercased; they are matched case-insensitively.
+Spark passes option names lowercased; they are matched case-insensitively. An empty
+value is refused as well: it is not the option left out (an empty `root` would read or
+write another lakehouse, an empty `transaction` commit what was meant to be staged).
 """
 
 from __future__ import annotations
@@ -132,6 +134,10 @@ _ALIASES = {
     "timestampasof": "timestamp",
     "partitionby": "partition-by",
 }
+
+
+# Options whose own check refuses an empty value naming the values it takes.
+_LISTS_ITS_VALUES = {"verify", "partitionoverwritemode"}
 
 
 def _fail(name: str, why: str) -> InvalidArgumentError:
@@ -279,6 +285,10 @@ def parse_options(options: Mapping[str, Any], operation: str) -> SourceOptions:
             raise _unknown(name)
         if operation not in spec.applies:
             raise _fail(spec.name, f"applies to {spec.applies} only, not to a {operation}")
+        if not value.strip() and name not in _LISTS_ITS_VALUES:
+            # never "not given": an empty root would fall back to another lakehouse, an
+            # empty transaction would commit a write meant to be staged
+            raise _fail(spec.name, "is empty (leave the option out for its default)")
     config = _config(opts, operation)
     catalog["root"] = config.root
     if operation == WRITE:  # resolved here: executors may not share the driver's environment
