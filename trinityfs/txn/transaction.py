@@ -284,8 +284,11 @@ class Transaction:
                 raise
             backoff.attempted(lost=not created)
             if created:
+                # landed: marked committed before the late check, which may wait
+                # seconds, so an interrupt there never leaves it "not committed"
+                self._committed(version)
                 self._restore_if_swept(version, base)
-                return self._committed(version)
+                return version
             # Back off before reading the latest version, not between reading and using
             # it: a version read before the sleep is taken by whoever committed during it.
             backoff.sleep(self._deadline)
@@ -335,8 +338,9 @@ class Transaction:
         except TransactionExpiredError:
             self.closed = True
             raise
+        self._committed(version)  # landed: before the late check, as in commit()
         self._restore_if_swept(version, base)  # it may have landed late, as any root
-        return self._committed(version)
+        return version
 
     def _committed(self, version: int) -> int:
         self.committed_version = version
@@ -368,7 +372,15 @@ class Transaction:
         if not self._late():
             return
         if self._restore_swept(version, base):
-            _await_sweeps_in_flight(LATE_RECHECK_SECONDS)
+            try:
+                _await_sweeps_in_flight(LATE_RECHECK_SECONDS)
+            except BaseException:  # Ctrl-C: committed, but the second check is skipped
+                log.warning(
+                    "version %d landed after the commit window; interrupted before "
+                    "checking its files again: run `trinityfs fsck`",
+                    version,
+                )
+                raise
             self._restore_swept(version, base)
 
     def _restore_swept(self, version: int, base: Snapshot) -> bool:
@@ -401,6 +413,8 @@ class Transaction:
             except TrinityError as exc:
                 log.error("undoing version %d failed: %s", version, exc)
                 undone = False
+            if undone:
+                self.committed_version = None  # nothing stays committed
             raise TransactionExpiredError(
                 f"version {version} landed after the commit window, and an expiration "
                 f"had swept {lost[0]}, which it references, meanwhile (it could not be "
