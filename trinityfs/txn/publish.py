@@ -24,12 +24,15 @@ dangling root (see trinityfs/lifecycle/expire.py):
 from __future__ import annotations
 
 import logging
+import random
+import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from itertools import chain
 
 from trinityfs.errors import (
     AmbiguousWriteError,
+    CommitRetriesExhaustedError,
     CorruptFileError,
     LakehouseNotFoundError,
     StorageError,
@@ -48,6 +51,7 @@ from trinityfs.format.node_encode import encode_node
 from trinityfs.format.paths import root_node_file
 from trinityfs.format.trinitylake_pb2 import NamespaceDef, TableDef, ViewDef
 from trinityfs.tree import Node, TreeWriter
+from trinityfs.txn.backoff import BACKOFF_CAP_SECONDS
 from trinityfs.txn.engine import Engine, diff_snapshots, now_millis
 from trinityfs.txn.snapshot import Snapshot
 
@@ -63,6 +67,64 @@ SWEEP_DECISION_MILLIS = 2_000
 #: how long after a late root landed its files are checked (again): that window and an
 #: allowance for delete requests still in flight
 LATE_RECHECK_SECONDS = SWEEP_DECISION_MILLIS / 1000 + 3.0
+
+
+#: creates of the same root lost in a row, the latest version not reaching it, before
+#: the commit gives up (RootBlockedError)
+BLOCKED_LOSSES_MAX = 8
+#: the first wait after such a loss; doubled after each one (up to BACKOFF_CAP_SECONDS)
+BLOCKED_FIRST_WAIT_SECONDS = 0.02
+
+
+class RootBlockedError(CommitRetriesExhaustedError):
+    """Creating root `version` keeps failing as if another commit had created it, yet
+    no reader finds that version: something that is not a readable root is at its
+    name, or the store's conditional create disagrees with its reads."""
+
+    def __init__(self, version: int, losses: int):
+        self.version = version
+        self.location = root_node_file(version)
+        super().__init__(
+            f"gave up on version {version}: creating its root {self.location} failed "
+            f"{losses} times in a row as if another commit had created it, but the latest "
+            f"version stays {version - 1} (something that is not a readable root is at "
+            "that name, or the store's conditional create disagrees with its reads: check "
+            "that file); nothing was committed"
+        )
+
+
+class BlockedRoot:
+    """Lost creates of one root while the latest version stays below it. Each is
+    followed by a wait, doubled each time and jittered (a winner whose root is not
+    visible yet, or was removed again by its own below-the-oldest-marker check, is
+    given time); after BLOCKED_LOSSES_MAX in a row, RootBlockedError names the root.
+    A lost race whose winner is seen (the usual case) costs nothing here."""
+
+    def __init__(self) -> None:
+        self.version: int | None = None
+        self.losses = 0
+
+    def lost(self, version: int, latest: int, deadline: float | None = None) -> None:
+        """The create of root `version` lost and the latest version is now `latest`
+        (`deadline`: a monotonic time no wait goes past)."""
+        if latest >= version:
+            self.version, self.losses = None, 0
+            return
+        self.losses = self.losses + 1 if self.version == version else 1
+        self.version = version
+        if self.losses >= BLOCKED_LOSSES_MAX:
+            raise RootBlockedError(version, self.losses)
+        delay = min(BACKOFF_CAP_SECONDS, BLOCKED_FIRST_WAIT_SECONDS * 2 ** (self.losses - 1))
+        delay *= 0.5 + random.random() / 2
+        if deadline is not None:
+            delay = min(delay, max(0.0, deadline - time.monotonic()))
+        if delay > 0:
+            _sleep(delay)
+
+
+def _sleep(seconds: float) -> None:
+    """The wait of `BlockedRoot` (tests replace it)."""
+    time.sleep(seconds)
 
 
 def build_root(
@@ -318,8 +380,12 @@ def rollback(engine: Engine, target_version: int) -> int:
     what = f"rollback to version {target_version}"
     target = engine.snapshot(target_version)
     verified: set[str] = set()
+    blocked = BlockedRoot()
+    version: int | None = None
     while True:
         latest = engine.snapshot()
+        if version is not None:  # the create of `version` lost
+            blocked.lost(version, latest.version)
         verify_newly_reached(engine, target, latest, verified)
         version = latest.version + 1
         order = target.lakehouse_def.order

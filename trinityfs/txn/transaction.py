@@ -38,6 +38,7 @@ from trinityfs.txn.engine import Engine, now_millis
 from trinityfs.txn.pending import PendingWrites
 from trinityfs.txn.publish import (
     LATE_RECHECK_SECONDS,
+    BlockedRoot,
     build_root,
     check_source_kept,
     confirm_root,
@@ -252,6 +253,7 @@ class Transaction:
             self._files_written_millis = now_millis()
         base, ldef_location = self.base, self._ldef_location
         backoff = Backoff(contention_of(self.engine))
+        blocked = BlockedRoot()
         if backoff.should_defer_fresh() and not self.source_may_be_old:
             # yield to the commits that lost races lately, then start from the latest
             backoff.sleep(self._deadline)
@@ -296,6 +298,7 @@ class Transaction:
             base, ldef_location = self._rebase(base, ldef_location)
             self._ldef_location = ldef_location
             self.replays += 1
+            blocked.lost(version, base.version, self._deadline)  # no winner seen: wait
 
     def _wait_files_durable(self) -> None:
         """Flush this commit's files (written, and their write-out started, before the
