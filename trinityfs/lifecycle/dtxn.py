@@ -111,6 +111,26 @@ class DistributedTxn(Transaction):
                 f"({now - self.tdef.expire_at_millis} ms ago); nothing was committed"
             )
 
+    # -- a root that landed late (trinityfs.txn.transaction) ------------------------
+
+    late_what = "after the commit window or after the transaction expired"
+
+    def _landed_late(self) -> bool:
+        """Expiration spares the definitions saved by `save` through the transaction
+        file only until expire_at_millis plus its grace period (trinityfs/lifecycle/gc.py):
+        a root that lands at or after expire_at_millis (committing is checked before
+        the create, but a writer may pause between the check and the create) checks
+        them, like a root landing past the commit window checks the files it wrote."""
+        return super()._landed_late() or now_millis() >= self.tdef.expire_at_millis
+
+    def _late_checked(self) -> list[str]:
+        """What this commit wrote, and the definitions saved earlier (not held here:
+        one that is gone cannot be written back, and the version is undone)."""
+        checked = super()._late_checked()
+        held = set(checked)
+        checked.extend(loc for loc in self.pending.values() if loc is not None and loc not in held)
+        return checked
+
     # -- save ---------------------------------------------------------------------
 
     def save(self) -> None:
@@ -169,9 +189,20 @@ class DistributedTxn(Transaction):
                 raise TransactionNotFoundError(
                     f"distributed transaction {self.id} was committed or aborted elsewhere"
                 )
-        version = super().commit()
         try:
-            storage.delete(self.location)
+            version = super().commit()
+        except BaseException:
+            # landed, and an interrupt or the late check raises: no process may load it
+            # and commit it again
+            if self.committed_version is not None:
+                self._remove_stored(self.committed_version)
+            raise
+        self._remove_stored(version)
+        return version
+
+    def _remove_stored(self, version: int) -> None:
+        try:
+            self.engine.storage.delete(self.location)
         except TrinityError as exc:  # committed: a leftover file must not say otherwise
             log.warning(
                 "committed %s as version %d but could not remove %s: %s",
@@ -180,7 +211,6 @@ class DistributedTxn(Transaction):
                 self.location,
                 exc,
             )
-        return version
 
     def abort(self) -> None:
         """Forget the transaction everywhere: its stored state is deleted (unless a

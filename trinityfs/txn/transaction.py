@@ -359,6 +359,18 @@ class Transaction:
             time.monotonic() > self._deadline or now_millis() - self._files_written_millis > window
         )
 
+    #: what "late" means in the messages of a root that landed late
+    late_what = "after the commit window"
+
+    def _landed_late(self) -> bool:
+        """Whether our root, which just landed, may reference files an expiration swept
+        meanwhile: landed past the commit window (`_late`)."""
+        return self._late()
+
+    def _late_checked(self) -> list[str]:
+        """The files a root that landed late checks: what this commit wrote."""
+        return [*self.files, *self._written_nodes]
+
     def _restore_if_swept(self, version: int, base: Snapshot) -> None:
         """After our root landed late (the writer paused, or the machine slept, between
         its budget check and the create): expiration spares unreferenced files only for
@@ -372,16 +384,17 @@ class Transaction:
         soon), and after LATE_RECHECK_SECONDS, when every delete of a sweep that decided
         before our root landed has been issued (a sweep issues its deletes within
         SWEEP_DECISION_MILLIS of a look at the latest version; trinityfs/lifecycle/gc.py)."""
-        if not self._late():
+        if not self._landed_late():
             return
         if self._restore_swept(version, base):
             try:
                 _await_sweeps_in_flight(LATE_RECHECK_SECONDS)
             except BaseException:  # Ctrl-C: committed, but the second check is skipped
                 log.warning(
-                    "version %d landed after the commit window; interrupted before "
-                    "checking its files again: run `trinityfs fsck`",
+                    "version %d landed %s; interrupted before checking its files "
+                    "again: run `trinityfs fsck`",
                     version,
+                    self.late_what,
                 )
                 raise
             self._restore_swept(version, base)
@@ -390,21 +403,23 @@ class Transaction:
         """One check of `_restore_if_swept`: False when it could not be made (logged)."""
         storage = self.engine.storage
         try:
-            gone = [loc for loc in (*self.files, *self._written_nodes) if not storage.exists(loc)]
+            gone = [loc for loc in self._late_checked() if not storage.exists(loc)]
         except TrinityError as exc:  # committed: only an error for what did not happen
             log.error(
-                "version %d landed after the commit window; checking that its files "
-                "survived a concurrent expiration failed (%s): run `trinityfs fsck`",
+                "version %d landed %s; checking that its files survived a concurrent "
+                "expiration failed (%s): run `trinityfs fsck`",
                 version,
+                self.late_what,
                 exc,
             )
             return False
         if not gone:
             return True
         log.warning(
-            "version %d landed after the commit window and %d of its files were swept "
-            "meanwhile by an expiration (first %s): writing them back",
+            "version %d landed %s and %d of its files were swept meanwhile by an "
+            "expiration (first %s): writing them back",
             version,
+            self.late_what,
             len(gone),
             gone[0],
         )
@@ -419,7 +434,7 @@ class Transaction:
             if undone:
                 self.committed_version = None  # nothing stays committed
             raise TransactionExpiredError(
-                f"version {version} landed after the commit window, and an expiration "
+                f"version {version} landed {self.late_what}, and an expiration "
                 f"had swept {lost[0]}, which it references, meanwhile (it could not be "
                 "written back); "
                 + (
