@@ -7,7 +7,7 @@ file created and closed without a write was the same. Now the last flush commits
 (the closing process holds no other descriptor of the file: a shell's `> file` closes
 a dup before the command writes, and that flush still commits nothing), so close()
 reports EBUSY / EIO and nothing is committed. Found 2026-11-24 (helper adversary2);
-6 of 7 fail on 19421b2 (the dup guard passes on both; the last, `: >` then
+6 of 8 fail on 19421b2 (the dup and inherited-copy guards pass on both; the last, `: >` then
 cat in one shell, found the old emptying not yet committed).
 """
 
@@ -118,6 +118,25 @@ def test_closing_a_dup_commits_nothing_until_the_last_descriptor(root, tmp_path)
         assert m.latest() == before  # no empty version
         os.write(dup, b'{"kind": "table", "definition": {"table_format": "HUDI"}}\n')
         os.close(dup)
+        assert m.latest() == before + 1
+        assert _format(root) == "HUDI"
+
+
+def test_a_copy_inherited_by_a_child_commits_nothing_until_it_is_closed(root, tmp_path) -> None:
+    """`Popen(stdout=f)` and the parent closes its copy first: the child's write is the
+    one commit (no empty version in between)."""
+    with mounted(root, tmp_path / "mnt") as m:
+        before = m.latest()
+        fd = os.open(m.path / "ns" / "t", os.O_WRONLY | os.O_TRUNC)
+        doc = '{"kind": "table", "definition": {"table_format": "HUDI"}}'
+        child = subprocess.Popen(
+            [sys.executable, "-c", f"import sys, time; time.sleep(0.5); print({doc!r})"],
+            stdout=fd,
+        )
+        os.close(fd)
+        after_close = m.latest()
+        assert child.wait(timeout=60) == 0
+        assert after_close == before  # the child still held it
         assert m.latest() == before + 1
         assert _format(root) == "HUDI"
 

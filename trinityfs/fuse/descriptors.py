@@ -5,9 +5,9 @@ a release, without waiting for its answer, once the last one is gone: close() re
 the flush's error only. A file emptied by O_TRUNC and closed without a write must be
 committed at a flush for close() to report a failed commit, but a shell's `> file`
 closes a dup of the descriptor before the command writes: that flush must not commit
-an empty version the command is about to overwrite. The descriptor table of the
-closing process (/proc/<pid>/fd, read at the flush, where the closed descriptor is
-already gone) tells the two apart.
+an empty version the command is about to overwrite, nor one closing a copy a child
+inherited. The descriptor tables under /proc (read at the flush, where the closed
+descriptor is already gone) tell the last close from the others.
 """
 
 from __future__ import annotations
@@ -15,19 +15,14 @@ from __future__ import annotations
 import os
 
 
-def holds_another(pid: int, target: str) -> bool:
-    """True if process `pid` has a descriptor open on `target` (an absolute path in the
-    mount), or when that cannot be told (another pid namespace, another user's process):
-    the caller then leaves the commit to the release, as for a dup."""
-    if pid <= 0:
-        return True
+def _holds(pid: str, target: str) -> bool | None:
+    """Whether process `pid` has a descriptor open on `target`; None if its table
+    cannot be read (gone, exiting, another user's)."""
     fd_dir = f"/proc/{pid}/fd"
     try:
         names = os.listdir(fd_dir)
-    except FileNotFoundError:  # exited: its descriptors are gone
-        return False
     except OSError:
-        return True
+        return None
     for name in names:
         try:
             if os.readlink(f"{fd_dir}/{name}") == target:
@@ -35,6 +30,25 @@ def holds_another(pid: int, target: str) -> bool:
         except OSError:  # closed meanwhile
             continue
     return False
+
+
+def holds_another(pid: int, target: str) -> bool:
+    """True if a descriptor is still open on `target` (an absolute path in the mount):
+    in process `pid`, which is closing one (a shell's dup), or in another process (a
+    child that inherited it: `Popen(stdout=f)` and the parent closes its copy first).
+    Also True when the closing process cannot be seen (another pid namespace): the
+    caller then leaves the commit to the release, as before. A few ms for a hundred
+    processes; asked only for a file emptied or created and not written."""
+    if pid <= 0:
+        return True
+    mine = _holds(str(pid), target)
+    if mine:
+        return True
+    try:
+        others = [p for p in os.listdir("/proc") if p.isdigit() and p != str(pid)]
+    except OSError:
+        return mine is None
+    return any(_holds(p, target) for p in others)
 
 
 __all__ = ["holds_another"]
