@@ -126,7 +126,7 @@ def test_walk(sample):
 
 
 def _buffered_messages_by_level(lake) -> list[int]:
-    snap = lake.snapshot()._view
+    snap = lake.snapshot().snapshot  # the tree under the catalog view
     counts: list[int] = []
     level = [snap.root]
     while level:

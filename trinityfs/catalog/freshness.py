@@ -71,6 +71,14 @@ class LatestTracker:
             self._version = version
             return version
 
+    def confirmed_within(self, seconds: float) -> int | None:
+        """The latest version storage confirmed (or this process committed) less than
+        `seconds` ago, else None."""
+        with self._lock:
+            if self._version is None or self._clock() - self._checked >= seconds:
+                return None
+            return self._version
+
     def saw(self, version: int) -> None:
         """A version known to exist (a commit of ours): remembered answers are not below it."""
         with self._lock:

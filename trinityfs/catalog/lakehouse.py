@@ -18,11 +18,17 @@ from trinityfs.catalog.bulk import BulkLoad
 from trinityfs.catalog.config import verify_mode
 from trinityfs.catalog.content import RenderCache
 from trinityfs.catalog.distributed import DistributedTransaction
+from trinityfs.catalog.expired import (
+    ExpiryAwareView,
+    OldestVersion,
+    check_not_expired,
+    load_root,
+)
 from trinityfs.catalog.freshness import Freshness, LatestTracker
 from trinityfs.catalog.history import History
 from trinityfs.catalog.model import Change, Kind, VersionInfo
 from trinityfs.catalog.primitives import FrontEndPrimitives
-from trinityfs.catalog.reader import CatalogReader
+from trinityfs.catalog.reader import CatalogReader, KeyValueView
 from trinityfs.catalog.selector import Selection
 from trinityfs.catalog.writer import CatalogTransaction, Definition
 from trinityfs.errors import (
@@ -57,7 +63,8 @@ from trinityfs.lifecycle.fsck import fsck as _fsck_lakehouse
 from trinityfs.storage import Storage
 from trinityfs.tree import TreeStats, check_tree
 from trinityfs.tree.budget import new_lakehouse_options
-from trinityfs.txn.engine import Engine
+from trinityfs.txn.backoff import commit_window_millis
+from trinityfs.txn.engine import Engine, now_millis
 from trinityfs.txn.publish import create_first
 from trinityfs.txn.publish import rollback as _rollback
 from trinityfs.txn.snapshot import Snapshot
@@ -105,8 +112,17 @@ def _begins_unprobed(method: _Method) -> _Method:
 class CatalogSnapshot(CatalogReader):
     """A read-only view of one version; every write method raises ReadOnlyError."""
 
-    def __init__(self, snapshot: Snapshot, storage: Storage):
-        super().__init__(snapshot, storage.read_immutable, snapshot.version)
+    def __init__(
+        self, snapshot: Snapshot, storage: Storage, oldest_version: OldestVersion | None = None
+    ):
+        """`oldest_version` (the catalog's, read now): a missing file is then reported
+        as the version having expired when it has (catalog/expired.py)."""
+        view: KeyValueView = snapshot
+        read = storage.read_immutable
+        if oldest_version is not None:
+            aware = ExpiryAwareView(snapshot, snapshot.version, oldest_version)
+            view, read = aware, aware.read_file(read)
+        super().__init__(view, read, snapshot.version)
         self.snapshot = snapshot
         self.storage_url = storage.url
         self.selection: Selection | None = None  # set by Lakehouse.view()
@@ -254,20 +270,33 @@ class Lakehouse(FrontEndPrimitives):
             version = self.version_at(timestamp)
         if version is None:
             version = self.latest_version()
-        return CatalogSnapshot(self._tree_at(version), self.storage)
+            return CatalogSnapshot(self._tree_at(version), self.storage, self.oldest_version)
+        tree = self._tree_at(version)
+        if not self._surely_readable(tree):
+            check_not_expired(version, self.oldest_version)
+        return CatalogSnapshot(tree, self.storage, self.oldest_version)
 
     def _tree_at(self, version: int) -> Snapshot:
         """`engine.snapshot(version)` for a read-only view; the last one is reused while
         the root store still holds the same root (a warm reader asks for the same
-        version again and again: its lakehouse definition is not looked up again). The
-        root store decides, as before, whether the version is still readable."""
-        root = self.engine.roots.load(version)
+        version again and again: its lakehouse definition is not looked up again)."""
+        root = load_root(self.engine.roots, version)
         last = self._last_tree
         if last is not None and last.root is root and last.version == version:
             return last
         tree = self.engine.snapshot_of_root(version, root)
         self._last_tree = tree
         return tree
+
+    def _surely_readable(self, tree: Snapshot) -> bool:
+        """True when no expiration can have removed `tree`'s version, so the oldest
+        marker need not be read (catalog/expired.py): its root is younger than half the
+        commit window, or it is at or above the latest version confirmed that recently."""
+        window = commit_window_millis(tree.lakehouse_def) / 2
+        if now_millis() - tree.created_at_millis < window:
+            return True
+        latest = self._latest.confirmed_within(window / 1000)
+        return latest is not None and tree.version >= latest
 
     def snapshot(self) -> CatalogSnapshot:
         """A consistent read-only view of the latest version."""

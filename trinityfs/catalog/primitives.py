@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 from trinityfs.catalog.content import RenderCache
+from trinityfs.catalog.expired import check_not_expired, load_root
 from trinityfs.catalog.history import History
 from trinityfs.catalog.locations import LocationPolicy, default_warehouse
 from trinityfs.catalog.model import Kind, ObjectRef, VersionInfo
@@ -105,12 +106,8 @@ class FrontEndPrimitives:
         raise VersionNotFoundError(f"{parsed.text!r:.200} is not {SELECTOR_FORMS}")
 
     def _check_version(self, version: int) -> None:
-        oldest = self.oldest_version()
-        if version < oldest:
-            raise VersionNotFoundError(
-                f"version {version} was expired (the oldest readable version is {oldest})"
-            )
-        self.engine.roots.load(version)  # VersionNotFoundError beyond the latest
+        check_not_expired(version, self.oldest_version)
+        load_root(self.engine.roots, version)  # beyond the latest, or lost
 
     def view(self, selector: str | int | Selection) -> CatalogSnapshot:
         """A read-only view of what `selector` resolves to, with `.selection` set."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from trinityfs.catalog.expired import check_not_expired, expired_error
 from trinityfs.catalog.model import Change, ObjectRef, VersionInfo
 from trinityfs.errors import InvalidArgumentError, VersionNotFoundError
 from trinityfs.format.keys import (
@@ -33,11 +34,33 @@ def version_info(engine: Engine, version: int) -> VersionInfo:
 
 
 def version_at(engine: Engine, timestamp: datetime | int, latest: Callable[[], int]) -> int:
-    """The last version committed at or before `timestamp` (datetime or epoch millis)."""
+    """The last version committed at or before `timestamp` (datetime or epoch millis).
+
+    An expiration that moves the oldest readable version during the search can make it
+    land on a version just removed (its root still in memory): the search then runs
+    again from the new oldest version, so the answer is a readable version.
+    """
     millis = to_millis(timestamp)
     oldest = engine.roots.oldest_version
-    lo, hi = oldest(), latest()
+    for _attempt in range(_SEARCHES):
+        found = _search(engine, millis, oldest(), latest)
+        now_oldest = oldest()
+        if found >= now_oldest:
+            return found
+    raise VersionNotFoundError(
+        f"no readable version at or before {format_millis(millis)}: expiration moved the "
+        f"oldest readable version {_SEARCHES} times during the search (now {now_oldest})"
+    )
+
+
+_SEARCHES = 3
+
+
+def _search(engine: Engine, millis: int, lo: int, latest: Callable[[], int]) -> int:
+    """One search from `lo`, the oldest readable version when it began."""
+    hi = latest()
     created = lambda v: version_info(engine, v).created_at_millis  # noqa: E731
+    first = lo
     if created(lo) > millis:
         raise VersionNotFoundError(
             f"no version at or before {format_millis(millis)}: the oldest readable "
@@ -50,7 +73,7 @@ def version_at(engine: Engine, timestamp: datetime | int, latest: Callable[[], i
         else:
             hi = mid - 1
     # A foreign writer may have broken monotonicity: walk previous_root to be sure.
-    while lo > oldest() and created(lo) > millis:
+    while lo > first and created(lo) > millis:
         lo -= 1
     newest = latest()
     while lo < newest and created(lo + 1) <= millis:
@@ -60,7 +83,10 @@ def version_at(engine: Engine, timestamp: datetime | int, latest: Callable[[], i
 
 def changes(engine: Engine, version: int) -> list[Change]:
     """What `version` changed, from its root's own messages."""
-    if version <= engine.roots.oldest_version():
+    oldest = engine.roots.oldest_version()
+    if version < oldest:  # its root may still be in memory: it is not readable
+        raise expired_error(version, oldest)
+    if version == oldest:  # the version before it is gone: all it holds is new
         after = engine.snapshot(version)
         return _classify(
             {k: (None, v) for k, v in after.items()},
@@ -75,6 +101,7 @@ def changes(engine: Engine, version: int) -> list[Change]:
 
 def diff(engine: Engine, from_version: int, to_version: int) -> list[Change]:
     """Objects created, replaced or dropped going from one version to another."""
+    check_not_expired(min(from_version, to_version), engine.roots.oldest_version)
     old, new = engine.snapshot(from_version), engine.snapshot(to_version)
     return _classify(diff_snapshots(old, new), KeyCodec.from_lakehouse_def(new.lakehouse_def))
 
