@@ -13,6 +13,7 @@ import argparse
 import errno
 import os
 import posixpath
+import stat
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -79,16 +80,29 @@ def register(add: AddCommand) -> None:
 
 
 def _write_local(path: Path, data: bytes) -> None:
-    """Replace `path` atomically (a crash leaves the old file or the new one)."""
+    """Replace `path` atomically (a crash leaves the old file or the new one), with the
+    mode of the file it replaces, else the umask's (mkstemp's 0600 is for its own
+    privacy, not the mode `get` should leave)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mode = 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
 
 
 def cmd_get(ctx: Context, args: argparse.Namespace) -> int:
