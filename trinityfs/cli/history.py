@@ -20,6 +20,17 @@ SUMMARY_ITEMS = 3
 _INTERRUPTED_INIT = re.compile(r"_lakehouse_def_[0-9a-f-]+\.binpb")
 
 
+def _count(text: str) -> int:
+    """A number of versions: 0 or more (a negative one listed nothing, silently)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative")
+    return value
+
+
 def register(add: AddCommand) -> None:
     p = add("init", cmd_init, "create a lakehouse at the root (a new or empty directory)")
     p.add_argument(
@@ -44,7 +55,7 @@ def register(add: AddCommand) -> None:
     p.add_argument("--exist-ok", action="store_true", help="succeed if one already exists")
 
     p = add("log", cmd_log, "versions with their time and what each changed")
-    p.add_argument("-n", "--limit", type=int, help="only the latest N versions")
+    p.add_argument("-n", "--limit", type=_count, help="only the latest N versions")
     p.add_argument("--reverse", action="store_true", help="oldest first")
 
     p = add("diff", cmd_diff, "objects created, replaced or dropped between two versions")
