@@ -289,6 +289,12 @@ class FileOpsMixin:
 
     @_fuse_op()
     def fsync(self, path: str, datasync: int, fh: int) -> int:
+        handle = self._handle(fh)
+        if isinstance(handle, _WriteHandle) and not handle.rejected and self._emptied_due(handle):
+            # asked to make it durable: an emptied or created file commits now, even
+            # while a dup is open (flush leaves that to the last close)
+            self._commit_handle(handle, path)
+            return 0
         return self.flush(path, fh)
 
     def fsyncdir(self, path: str, datasync: int, fh: int) -> int:
