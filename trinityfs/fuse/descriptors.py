@@ -13,6 +13,9 @@ descriptor is already gone) tell the last close from the others.
 from __future__ import annotations
 
 import os
+import re
+
+_PID = re.compile(r"[0-9]+")  # the process directories of /proc
 
 
 def _holds(pid: str, target: str) -> bool | None:
@@ -45,7 +48,7 @@ def holds_another(pid: int, target: str) -> bool:
     if mine:
         return True
     try:
-        others = [p for p in os.listdir("/proc") if p.isdigit() and p != str(pid)]
+        others = [p for p in os.listdir("/proc") if _PID.fullmatch(p) and p != str(pid)]
     except OSError:
         return mine is None
     return any(_holds(p, target) for p in others)
