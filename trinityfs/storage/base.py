@@ -135,6 +135,14 @@ class Backend(ABC):
     def list_pages(self, prefix: str) -> Iterator[list[FileEntry]]:
         """Files below directory `prefix` ("" = root), one page per storage request."""
 
+    def list_dir_pages(self, prefix: str) -> Iterator[list[FileEntry]]:
+        """Files right in directory `prefix` ("" = root), none of its subdirectories',
+        one page per storage request. Here: `list_pages` with the deeper ones left out
+        (a store that can list one level, a local directory, overrides it)."""
+        depth = prefix.count("/") + 1 if prefix else 0
+        for page in self.list_pages(prefix):
+            yield [e for e in page if e.location.count("/") == depth]
+
 
 def to_epoch(value: Any) -> float | None:
     """POSIX seconds from what fsspec backends put in `info` (float, datetime, ISO text)."""

@@ -137,8 +137,11 @@ class Storage:
         with self._errors("size", loc, missing_is_not_found=True):
             return self.backend.size(loc)
 
-    def list(self, prefix: str = "", *, include_temporary: bool = False) -> list[FileEntry]:
-        """Every file below directory `prefix` ("" = the root), sorted by location.
+    def list(
+        self, prefix: str = "", *, include_temporary: bool = False, recursive: bool = True
+    ) -> list[FileEntry]:
+        """Every file below directory `prefix` ("" = the root), sorted by location;
+        only those right in it when not `recursive`.
 
         Locations are relative to the root; `mtime` is POSIX seconds. Temporary files of
         unfinished local writes are left out unless `include_temporary`. Counts one
@@ -148,8 +151,9 @@ class Storage:
         if prefix:
             prefix = _validate(prefix)
         entries: list[FileEntry] = []
+        pages = self.backend.list_pages if recursive else self.backend.list_dir_pages
         with self._errors("list", prefix or "/"):
-            for page in self.backend.list_pages(prefix):
+            for page in pages(prefix):
                 self.stats.record("list")
                 entries.extend(page)
         if not include_temporary:

@@ -199,14 +199,15 @@ class LocalBackend(LocalDirs, Backend):
             os.sync()  # one flush of file data and directory entries for a whole batch
         else:
             parents = new_dirs | {self._parts(loc)[0] for loc in locs}
+            root = self._root_fd()  # checked once for the whole batch (-1: let each raise)
             for dirs in parents:
-                fd = self._open_dir(dirs)
+                fd = self._open_dir(dirs, root=root)
                 try:
                     os.fsync(fd)
                 finally:
                     os.close(fd)
             for loc in locs:
-                fd = self._open_file(loc, os.O_RDONLY)
+                fd = self._open_file(loc, os.O_RDONLY, root=root)
                 try:
                     os.fsync(fd)
                 finally:
@@ -268,11 +269,12 @@ class LocalBackend(LocalDirs, Backend):
         to flush and close (it would only wait meanwhile: one hand-off fewer per
         commit); the descriptors are opened here (a missing file fails now)."""
         fds: list[int] = []
+        root = self._root_fd()  # checked once for the whole batch (-1: let each raise)
         try:
             for parts in dirs:
-                fds.append(self._open_dir(parts))
+                fds.append(self._open_dir(parts, root=root))
             for loc in locs:
-                fds.append(self._open_file(loc, os.O_RDONLY))
+                fds.append(self._open_file(loc, os.O_RDONLY, root=root))
         except BaseException:
             for fd in fds:
                 os.close(fd)
@@ -420,14 +422,22 @@ class LocalBackend(LocalDirs, Backend):
             pass
 
     def list_pages(self, prefix: str) -> Iterator[list[FileEntry]]:
+        return self._list(prefix, recursive=True)
+
+    def list_dir_pages(self, prefix: str) -> Iterator[list[FileEntry]]:
+        """One directory's files, its subdirectories left unopened."""
+        return self._list(prefix, recursive=False)
+
+    def _list(self, prefix: str, *, recursive: bool) -> Iterator[list[FileEntry]]:
         entries: list[FileEntry] = []
         dirs = tuple(prefix.split("/")) if prefix else ()
         stack = [(self.base + dirs, prefix + "/" if prefix else "")]
         top = True
+        root = self._root_fd()  # checked once for the whole listing (-1: let it raise)
         while stack:
             parts, rel = stack.pop()
             try:
-                fd = self._open_dir(parts)
+                fd = self._open_dir(parts, root=root)
             except (FileNotFoundError, NotADirectoryError):
                 continue
             except SymlinkInRootError:
@@ -440,7 +450,8 @@ class LocalBackend(LocalDirs, Backend):
                     for entry in it:
                         try:
                             if entry.is_dir(follow_symlinks=False):
-                                stack.append(((*parts, entry.name), rel + entry.name + "/"))
+                                if recursive:
+                                    stack.append(((*parts, entry.name), rel + entry.name + "/"))
                             elif entry.is_file(follow_symlinks=False):
                                 st = entry.stat(follow_symlinks=False)
                                 entries.append(FileEntry(rel + entry.name, st.st_size, st.st_mtime))

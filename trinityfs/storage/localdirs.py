@@ -53,61 +53,89 @@ class LocalDirs:
     # -- walking directories without following links ----------------------------------
 
     def _open_dir(
-        self, dirs: tuple[str, ...], *, create: bool = False, durable: bool = True
+        self,
+        dirs: tuple[str, ...],
+        *,
+        create: bool = False,
+        durable: bool = True,
+        root: int = -1,
     ) -> int:
         """A new descriptor of root/dirs, no component a symbolic link.
 
         FileNotFoundError when a component is missing (unless `create`: then it is
         made, its entry durable now, or at the next `sync` when not `durable`),
         SymlinkInRootError when one is a symbolic link (or not a directory).
+        `root`: the root's descriptor when the caller has just checked it (one check per
+        request: `RootDir.fd`), else -1.
         """
-        try:
-            root = self._root_dir.fd()
-        except FileNotFoundError:
-            if not create:
-                raise
-            self._make_root()
-            root = self._root_dir.fd()
+        if root < 0:
+            try:
+                root = self._root_dir.fd()
+            except FileNotFoundError:
+                if not create:
+                    raise
+                self._make_root()
+                root = self._root_dir.fd()
         if not dirs:  # a description of its own (listings move its offset)
             return os.open(".", _DIR_FLAGS, dir_fd=root)
         start = 0  # how many leading components the walk may skip
+        make = False  # whether dirs[start] was found missing
         if _OPENAT2.enabled:
             fd = _OPENAT2.open(root, "/".join(dirs), _DIR_FLAGS)
             if fd >= 0:
                 self._known(dirs)
                 return fd
-            # new directories: walk from the deepest one there
+            # new directories: walk from the deepest one there, making the one below
+            # it at once (it was just found missing, or is a link: mkdir says so)
             for start in range(len(dirs) - 1 if create else 0, 0, -1):
                 if not _OPENAT2.enabled:
                     break
                 fd = _OPENAT2.open(root, "/".join(dirs[:start]), _DIR_FLAGS)
                 if fd >= 0:
-                    return self._walk(fd, dirs, start, create=create, durable=durable)
+                    return self._walk(fd, dirs, start, create=create, durable=durable, make=True)
+            else:  # every probe failed: the first directory is missing too
+                make = create and _OPENAT2.enabled
             start = 0
         return self._walk(
-            os.open(".", _DIR_FLAGS, dir_fd=root), dirs, start, create=create, durable=durable
+            os.open(".", _DIR_FLAGS, dir_fd=root),
+            dirs,
+            start,
+            create=create,
+            durable=durable,
+            make=make,
         )
 
     def _walk(
-        self, fd: int, dirs: tuple[str, ...], start: int, *, create: bool, durable: bool
+        self,
+        fd: int,
+        dirs: tuple[str, ...],
+        start: int,
+        *,
+        create: bool,
+        durable: bool,
+        make: bool = False,
     ) -> int:
         """`_open_dir` one component at a time with O_NOFOLLOW (creating what is missing),
-        from `fd` (owned: closed here on failure), the descriptor of dirs[:start]."""
+        from `fd` (owned: closed here on failure), the descriptor of dirs[:start].
+
+        `make`: dirs[start] was found missing, so it is made before it is opened (not
+        opened, found missing, made and opened), and so is every directory below one
+        this walk made (an mkdir that finds it there after all just goes on)."""
         try:
             for i in range(start, len(dirs)):
                 name = dirs[i]
                 try:
-                    nxt = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                except FileNotFoundError:
-                    if not create:
-                        raise
-                    try:
-                        os.mkdir(name, dir_fd=fd)
-                    except FileExistsError:
-                        pass
+                    if make and create:
+                        make = self._mkdir(fd, dirs, i, durable)
+                        nxt = os.open(name, _DIR_FLAGS, dir_fd=fd)
                     else:
-                        self._made_dir(fd, dirs[:i], durable)
-                    nxt = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                        try:
+                            nxt = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                        except FileNotFoundError:
+                            if not create:
+                                raise
+                            make = self._mkdir(fd, dirs, i, durable)
+                            nxt = os.open(name, _DIR_FLAGS, dir_fd=fd)
                 except OSError as e:
                     if e.errno in (errno.ELOOP, errno.ENOTDIR) and self._is_link(dirs[: i + 1]):
                         raise self._link_error(dirs[: i + 1]) from e
@@ -161,6 +189,16 @@ class LocalDirs:
             known.clear()
         known.add("/".join(dirs[len(self.base) :]))
 
+    def _mkdir(self, fd: int, dirs: tuple[str, ...], i: int, durable: bool) -> bool:
+        """Make directory dirs[i] in `fd` (the descriptor of dirs[:i]): True when this
+        made it, False when it was there (made meanwhile, or a link: opening it says)."""
+        try:
+            os.mkdir(dirs[i], dir_fd=fd)
+        except FileExistsError:
+            return False
+        self._made_dir(fd, dirs[:i], durable)
+        return True
+
     def _make_root(self) -> None:
         """Create the root directory (outside the lakehouse: links there are the user's)."""
         missing = []
@@ -212,18 +250,19 @@ class LocalDirs:
         finally:
             os.close(fd)
 
-    def _open_file(self, loc: str, flags: int) -> int:
+    def _open_file(self, loc: str, flags: int, root: int = -1) -> int:
+        """A new descriptor of the file `loc` (never through a link); `root` as for
+        `_open_dir`."""
         dirs, name = self._parts(loc)
         if _OPENAT2.enabled:  # the whole location in one call (no O_CREAT: mode stays 0)
-            try:
-                root = self._root_dir.fd()
-            except FileNotFoundError:
-                pass
-            else:
+            if root < 0:
+                with contextlib.suppress(FileNotFoundError):
+                    root = self._root_dir.fd()
+            if root >= 0:
                 fd = _OPENAT2.open(root, "/".join((*dirs, name)), flags | os.O_NOFOLLOW | _CLOEXEC)
                 if fd >= 0:
                     return fd
-        dir_fd = self._open_dir(dirs)
+        dir_fd = self._open_dir(dirs, root=root)
         fd = -1
         try:
             fd = os.open(name, flags | os.O_NOFOLLOW | _CLOEXEC, dir_fd=dir_fd)

@@ -17,17 +17,20 @@ from .dirfds import CLOEXEC
 
 _CLOEXEC = CLOEXEC
 
-_flushers: dict[int, ThreadPoolExecutor] = {}
+# this process's pool of `_flusher` threads, under the key "pool"; a forked child starts
+# without it (it has none of its parent's threads): no getpid per commit to tell
+_flushers: dict[str, ThreadPoolExecutor] = {}
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_flushers.clear)
 
 
 def _flusher() -> ThreadPoolExecutor:
     """Threads that run fsyncs for `start_sync` (fsync releases the GIL); one pool per
-    process (a forked child has none of its parent's threads)."""
-    pid = os.getpid()
-    pool = _flushers.get(pid)
+    process (a forked child makes its own)."""
+    pool = _flushers.get("pool")
     if pool is None:
         pool = _flushers.setdefault(
-            pid, ThreadPoolExecutor(max_workers=8, thread_name_prefix="trinityfs-fsync")
+            "pool", ThreadPoolExecutor(max_workers=8, thread_name_prefix="trinityfs-fsync")
         )
     return pool
 

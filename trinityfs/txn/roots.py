@@ -440,10 +440,12 @@ class RootStore:
         return lo
 
     def _first_existing_root(self) -> int:
-        """Last resort when markers point nowhere: list the root files."""
+        """Last resort when markers point nowhere (or there is no lakehouse: a mistyped
+        directory): list the files right in the root directory, where roots are (not
+        the whole tree below it)."""
         versions = [
             v
-            for entry in self.storage.list("")
+            for entry in self.storage.list("", recursive=False)
             if "/" not in entry.location and (v := parse_root_node_file(entry.location)) is not None
         ]
         if not versions:
