@@ -141,6 +141,7 @@ def test_the_directories_remembered_are_bounded(tmp_path, monkeypatch):
     import trinityfs.storage.localdirs as localdirs
 
     monkeypatch.setattr(localdirs, "KNOWN_DIRS_MAX", 5)
+    monkeypatch.setattr(localdirs, "PLACEMENT_CHOICES", 16)  # remembered only when on
     lake = Lakehouse.create(str(tmp_path / "lake"))
     lake.create_namespace("ns")
     for i in range(30):

@@ -83,7 +83,8 @@ class LocalDirs:
         if _OPENAT2.enabled:
             fd = _OPENAT2.open(root, "/".join(dirs), _DIR_FLAGS)
             if fd >= 0:
-                self._known(dirs)
+                if PLACEMENT_CHOICES > 1 and self.fsync:  # only placement reads them
+                    self._known(dirs)
                 return fd
             # new directories: walk from the deepest one there, making the one below
             # it at once (it was just found missing, or is a link: mkdir says so)
@@ -144,7 +145,8 @@ class LocalDirs:
                 # raised when close returns must not make the handler close it twice
                 fd, parent = nxt, fd
                 os.close(parent)
-                self._known(dirs[: i + 1])
+                if PLACEMENT_CHOICES > 1 and self.fsync:
+                    self._known(dirs[: i + 1])
         except BaseException:
             os.close(fd)
             raise
@@ -183,7 +185,11 @@ class LocalDirs:
 
     def _known(self, dirs: tuple[str, ...]) -> None:
         """Remember that root/dirs exists (as a location: relative to `base`). Bounded:
-        a lakehouse has 4,368 hash directories, but walks of exports add theirs too."""
+        a lakehouse has 4,368 hash directories, but walks of exports add theirs too.
+        Called only while placement is on (`placement_choices` > 1): nothing else reads
+        the set, so with placement off (as shipped) a directory open does no bookkeeping;
+        turned on later, it starts from an empty set (unknown counts as missing until
+        walked or probed: a hint only)."""
         known = self._known_dirs
         if len(known) >= KNOWN_DIRS_MAX:
             known.clear()
