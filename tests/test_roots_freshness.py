@@ -22,7 +22,10 @@ class Recorder:
     """Every storage request of one Storage as (operation, location)."""
 
     OPS = ("read", "exists", "write", "create_if_absent", "write_immutable_many", "list")
-    ALIASES = {"overwrite_advisory": "write"}  # the hint: a write request like any other
+    ALIASES = {
+        "overwrite_advisory": "write",  # the hint: a write request like any other
+        "read_if_regular": "read",  # a marker: a read request like any other
+    }
 
     def __init__(self, storage: Storage):
         self.calls: list[tuple[str, str]] = []

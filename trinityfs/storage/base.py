@@ -49,6 +49,12 @@ class Backend(ABC):
     @abstractmethod
     def read(self, loc: str) -> bytes: ...
 
+    def read_if_regular(self, loc: str) -> bytes | None:
+        """`read`, but None when `loc` is there and is no regular file (a symbolic link,
+        a directory, a FIFO): for the markers, whose readers decide what that means.
+        Here: `read` (object stores hold only files; local disk overrides it)."""
+        return self.read(loc)
+
     @abstractmethod
     def write(self, loc: str, data: bytes, durable: bool = True) -> None:
         """Overwrite atomically: readers see the old or the new content, never a part.

@@ -64,6 +64,18 @@ class Storage:
         self.stats.add_bytes(bytes_read=len(data))
         return data
 
+    def read_if_regular(self, loc: str) -> bytes | None:
+        """Like `read`, but None when the file is there and is no regular file (local
+        disk: a symbolic link, never followed; a directory; a FIFO, never waited on).
+        For the markers: the hint is ignored then, the oldest marker refused by name."""
+        loc = _validate(loc)
+        self.stats.record("read")
+        with self._errors("read", loc, missing_is_not_found=True):
+            data = self.backend.read_if_regular(loc)
+        if data is not None:
+            self.stats.add_bytes(bytes_read=len(data))
+        return data
+
     def read_immutable(self, loc: str) -> bytes:
         """Like `read` for a file that never changes (node, definition, root): cached.
 

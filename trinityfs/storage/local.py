@@ -132,6 +132,31 @@ class LocalBackend(LocalDirs, Backend):
         with open(fd, "rb", closefd=True) as f:
             return f.read()
 
+    def read_if_regular(self, loc: str) -> bytes | None:
+        """`read`, but None when `loc` is a symbolic link (never followed), a directory,
+        a FIFO (never waited on: O_NONBLOCK) or anything else but a regular file."""
+        dirs, name = self._parts(loc)
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | _CLOEXEC
+        try:
+            if not dirs:  # a marker: right in the root, opened below its descriptor
+                fd = _open_or_none(self._root_dir.fd(), name, flags)
+            else:
+                with self._dir(loc) as (dir_fd, name):
+                    fd = _open_or_none(dir_fd, name, flags)
+        except NotADirectoryError as e:
+            raise FileNotFoundError(str(e)) from e
+        if fd < 0:
+            return None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            data = b""
+            while chunk := os.read(fd, 1 << 16):
+                data += chunk
+            return data
+        finally:
+            os.close(fd)
+
     def write(self, loc: str, data: bytes, durable: bool = True) -> None:
         with self._dir(loc, create=True) as (fd, name):
             tmp = self._write_temp(fd, data, durable)
@@ -505,3 +530,14 @@ def _fd_identity(fd: int) -> tuple[int, int, int, int] | None:
         return _identity(os.fstat(fd))
     except OSError:
         return None
+
+
+def _open_or_none(dir_fd: int, name: str, flags: int) -> int:
+    """`os.open(name, flags, dir_fd=dir_fd)`, or -1 when it is a symbolic link (flags
+    hold O_NOFOLLOW) or a socket: no regular file to read."""
+    try:
+        return os.open(name, flags, dir_fd=dir_fd)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENXIO):
+            return -1
+        raise

@@ -41,6 +41,7 @@ from trinityfs.errors import (
     LakehouseNotFoundError,
     StorageError,
     StorageFileNotFoundError,
+    SymlinkInRootError,
     TrinityError,
     VersionNotFoundError,
 )
@@ -131,12 +132,28 @@ class RootStore:
         """A decimal marker file, or None when missing or malformed.
 
         Markers are advisory (a reader probes the roots they point to): a malformed one
-        is ignored quietly (the next commit rewrites the hint; fsck reports both).
+        is ignored quietly (the next commit rewrites the hint; fsck reports both). One
+        that is no regular file (a symbolic link, a directory, a FIFO: never followed
+        or read) is ignored like a malformed one if it is the hint; the oldest marker
+        bounds which versions may be read, so it is refused, by name (docs/
+        FORMAT-CHOICES.md "A marker that is no regular file").
         """
         try:
-            text = self.storage.read(location)
+            text = self.storage.read_if_regular(location)
         except StorageFileNotFoundError:
             return None
+        if text is None:
+            if location == LATEST_HINT:
+                log.debug("ignoring %s: not a regular file", location)
+                return None
+            raise SymlinkInRootError(
+                f"{location} under {self.storage.url} is a symbolic link or not a regular "
+                "file: trinityfs never follows it, since it says which versions expiration "
+                "may have deleted (one planted elsewhere could hide versions or expose "
+                "expired ones). Replace it with a regular file holding the oldest version "
+                "(a copy of the link's target, if that is right), or remove it and run "
+                "`trinityfs expire`, which writes it again"
+            )
         return parse_marker(text)
 
     def read_hint(self) -> int | None:
