@@ -407,23 +407,12 @@ def rollback(engine: Engine, target_version: int) -> int:
             if create_root(engine, version, data, root, source=target_version):
                 return version
         except SourceExpiredError:
-            missing = missing_files(engine, root, order)
-            if not missing:
-                log.warning(
-                    "%s: the target was expired right after version %d landed; "
-                    "every file of version %d is present",
-                    what,
-                    version,
-                    version,
-                )
-                engine.roots.write_hint(version)
+            gone, undone = landed_on_expired(engine, version, root, order, latest, what)
+            if gone is None:
                 return version
-            undone = not missing_files(engine, latest.root, latest.lakehouse_def.order) and undo(
-                engine, version, latest
-            )
             raise VersionNotFoundError(
                 f"{what}: version {target_version} was expired while the rollback was "
-                f"being committed and {missing[0]} is gone; "
+                f"being committed and {gone} is gone; "
                 + (
                     f"version {version} was undone by version {version + 1} (the tree "
                     "from before the rollback)"
@@ -431,6 +420,32 @@ def rollback(engine: Engine, target_version: int) -> int:
                     else f"version {version} is unreadable: roll back to a kept version"
                 )
             ) from None
+
+
+def landed_on_expired(
+    engine: Engine, version: int, root: Node, order: int, before: Snapshot, what: str
+) -> tuple[str | None, bool]:
+    """Root `version` landed on an older tree whose root was gone right after
+    (SourceExpiredError: an expiration that counted root `version` among the kept ones
+    removed it, and marks what root `version` references). Check every file it
+    references: all there, write the hint (-> (None, False)); one gone, commit the tree
+    of `before` (the latest one before ours) again on top when that tree is whole
+    (-> (the first missing file, whether it was undone))."""
+    missing = missing_files(engine, root, order)
+    if not missing:
+        log.warning(
+            "%s: the target was expired right after version %d landed; "
+            "every file of version %d is present",
+            what,
+            version,
+            version,
+        )
+        engine.roots.write_hint(version)
+        return None, False
+    undone = not missing_files(engine, before.root, before.lakehouse_def.order) and undo(
+        engine, version, before
+    )
+    return missing[0], undone
 
 
 def verify_newly_reached(

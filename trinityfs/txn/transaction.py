@@ -39,10 +39,12 @@ from trinityfs.txn.pending import PendingWrites
 from trinityfs.txn.publish import (
     LATE_RECHECK_SECONDS,
     BlockedRoot,
+    SourceExpiredError,
     build_root,
     check_source_kept,
     confirm_root,
     create_root,
+    landed_on_expired,
     settle_root,
     undo,
     verify_before_writing,
@@ -281,6 +283,10 @@ class Transaction:
             except AmbiguousWriteError:
                 self._unsettled = (version, root_bytes, root, base, source)
                 raise
+            except SourceExpiredError:  # landed: never "not committed" without a check
+                self._committed(version)
+                self._check_after_source_expired(version, base, root)
+                return version
             except TransactionExpiredError:
                 self.closed = True
                 raise
@@ -338,6 +344,10 @@ class Transaction:
         except AmbiguousWriteError:
             self._unsettled = (version, data, root, base, source)
             raise
+        except SourceExpiredError:
+            self._committed(version)
+            self._check_after_source_expired(version, base, root)
+            return version
         except TransactionExpiredError:
             self.closed = True
             raise
@@ -445,6 +455,32 @@ class Transaction:
                 )
             )
         return True
+
+    def _check_after_source_expired(self, version: int, base: Snapshot, root: Node) -> None:
+        """Our root landed; the root of `base` was gone right after (SourceExpiredError):
+        checked as a rollback is (`publish.landed_on_expired`; a failed check is logged)."""
+        what = f"version {version} built on version {base.version}"
+        try:
+            gone, undone = landed_on_expired(
+                self.engine, version, root, base.lakehouse_def.order, base, what
+            )
+        except TrinityError as exc:
+            log.error("%s: checking its files failed (%s): run `trinityfs fsck`", what, exc)
+            return
+        if gone is None:
+            self._restore_if_swept(version, base)
+            return
+        if undone:
+            self.committed_version = None  # nothing stays committed
+        raise TransactionExpiredError(
+            f"{what}: version {base.version} was expired right after version {version} "
+            f"landed and {gone}, which it references, is gone; "
+            + (
+                f"version {version + 1} restores version {base.version}: nothing stays committed"
+                if undone
+                else f"version {version} stays unreadable: run `trinityfs fsck`"
+            )
+        )
 
     def _write_back(self, location: str, ldef: LakehouseDef) -> bool:
         """Write a swept file of this commit again; False when its bytes are beyond
