@@ -129,13 +129,16 @@ def test_a_young_version_is_opened_without_reading_the_oldest_marker(tmp_path) -
     """The guard: the check costs nothing for versions no expiration can have removed."""
     lake = _lake(tmp_path)
     read: list[str] = []
-    real = lake.storage.read
+    for op in ("read", "read_if_regular"):  # markers are read by the second (4da340d)
+        real = getattr(lake.storage, op, None)
+        if real is None:
+            continue
 
-    def counted(location: str, *args, **kwargs):
-        read.append(location)
-        return real(location, *args, **kwargs)
+        def counted(location: str, *args, _real=real, **kwargs):
+            read.append(location)
+            return _real(location, *args, **kwargs)
 
-    lake.storage.read = counted  # type: ignore[method-assign]
+        setattr(lake.storage, op, counted)
     assert lake.at(5).list_tables("ns")
     assert not [loc for loc in read if "oldest" in loc]
     with everyone_later():  # the same root, now old: the marker is read

@@ -50,11 +50,32 @@ def assess(storage: Storage, inventory: Inventory, latest: int) -> MarkerState:
     floor = latest
     while floor - 1 in roots:
         floor -= 1
-    texts = {loc: _read(storage, loc) for loc in (OLDEST_VERSION, LATEST_HINT)}
+    read = {loc: _read(storage, loc) for loc in (OLDEST_VERSION, LATEST_HINT)}
+    odd = [loc for loc, text in read.items() if text is _NOT_REGULAR]
+    texts = {loc: None if text is _NOT_REGULAR else text for loc, text in read.items()}
     values = {loc: parse_marker(t) if t is not None else None for loc, t in texts.items()}
     state = MarkerState(
         latest, floor, values[OLDEST_VERSION], values[LATEST_HINT], frozenset(roots)
     )
+    for location in odd:
+        if location == OLDEST_VERSION:
+            state.problems.append(
+                (
+                    "error",
+                    location,
+                    "is a symbolic link or not a regular file: never followed, and readers "
+                    "refuse to open the lakehouse (remove it and run `trinityfs expire`)",
+                )
+            )
+        else:
+            state.problems.append(
+                (
+                    "warning",
+                    location,
+                    "is a symbolic link or not a regular file: never followed; readers "
+                    "ignore it and the next commit replaces it",
+                )
+            )
     for location, text in texts.items():
         if text is not None and values[location] is None:
             severity = "error" if location == OLDEST_VERSION else "warning"
@@ -86,8 +107,15 @@ def assess(storage: Storage, inventory: Inventory, latest: int) -> MarkerState:
     return state
 
 
+#: what `_read` returns for a marker that is a link, a directory or a FIFO
+_NOT_REGULAR = b"\0not a regular file"
+
+
 def _read(storage: Storage, location: str) -> bytes | None:
+    """The marker's bytes; None when absent; `_NOT_REGULAR` (compare with `is`) when it
+    is no regular file (never followed, never waited on)."""
     try:
-        return storage.read(location)
+        data = storage.read_if_regular(location)
     except StorageFileNotFoundError:
         return None
+    return _NOT_REGULAR if data is None else data
