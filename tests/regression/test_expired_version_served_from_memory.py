@@ -144,3 +144,26 @@ def test_a_young_version_is_opened_without_reading_the_oldest_marker(tmp_path) -
     with everyone_later():  # the same root, now old: the marker is read
         assert lake.at(5).list_tables("ns")
     assert [loc for loc in read if "oldest" in loc]
+
+
+def test_listing_versions_leaves_out_those_expired_while_it_lists(tmp_path) -> None:
+    """`versions()` raised "version N does not exist" when an expiration removed
+    versions it had not reached yet; now they are left out (no longer readable)."""
+    lake = _lake(tmp_path)
+    reader = Lakehouse.open(lake.url, storage_options={"fsync": False})  # roots not in memory
+    roots = reader.engine.roots
+    real_load = roots.load
+    loads: list[int] = []
+
+    def expire_at_the_third(version: int):
+        loads.append(version)
+        if len(loads) == 3:
+            with everyone_later():
+                _expire(lake)
+        return real_load(version)
+
+    roots.load = expire_at_the_third  # type: ignore[method-assign]
+    listed = [info.version for info in reader.versions()]
+    assert listed[:2] == [0, 1] and listed[2:] == [19, 20, 21], listed
+    with pytest.raises(VersionNotFoundError, match="version 3 was expired"):
+        reader.versions(start=3)

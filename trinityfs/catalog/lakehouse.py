@@ -40,6 +40,7 @@ from trinityfs.errors import (
     NamespaceNotFoundError,
     ObjectNotFoundError,
     ReadOnlyError,
+    VersionNotFoundError,
 )
 from trinityfs.format.definitions import (
     encode_definition,
@@ -417,10 +418,21 @@ class Lakehouse(FrontEndPrimitives):
         return _versions.version_info(self.engine, version)
 
     def versions(self, start: int | None = None, end: int | None = None) -> list[VersionInfo]:
-        """Readable versions from `start` (oldest) to `end` (latest), oldest first."""
-        start = self.oldest_version() if start is None else start
+        """Readable versions from `start` (oldest) to `end` (latest), oldest first.
+
+        Without `start`, versions an expiration removes while this lists them are left
+        out (they are no longer readable); an explicit `start` that expired is an error.
+        """
+        first = self.oldest_version() if start is None else start
         end = self.latest_version() if end is None else end
-        return [self.version_info(v) for v in range(start, end + 1)]
+        out: list[VersionInfo] = []
+        for version in range(first, end + 1):
+            try:
+                out.append(self.version_info(version))
+            except VersionNotFoundError:  # expired meanwhile? (a lost root is corrupt)
+                if start is not None or version >= self.oldest_version():
+                    raise
+        return out
 
     def version_at(self, timestamp: datetime | int) -> int:
         """The last version committed at or before `timestamp` (datetime or epoch millis)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from trinityfs.catalog.expired import check_not_expired, expired_error
+from trinityfs.catalog.expired import check_not_expired, expired_error, load_root
 from trinityfs.catalog.model import Change, ObjectRef, VersionInfo
 from trinityfs.errors import InvalidArgumentError, VersionNotFoundError
 from trinityfs.format.keys import (
@@ -24,7 +24,7 @@ from trinityfs.txn.engine import Engine, diff_snapshots
 
 def version_info(engine: Engine, version: int) -> VersionInfo:
     """When `version` was committed, and the version a rollback restored (if it is one)."""
-    root = engine.roots.load(version)
+    root = load_root(engine.roots, version)
     rollback = root.system.get(KEY_ROLLBACK_FROM_ROOT)
     return VersionInfo(
         version,
