@@ -78,6 +78,10 @@ def _check_in_the_way(fd: int, name: str, loc: str) -> None:
     )
 
 
+#: temporary files written for one overwrite when each is removed before its rename
+WRITE_TEMP_ATTEMPTS = 3
+
+
 class LocalBackend(LocalDirs, Backend):
     """Files under a local directory.
 
@@ -159,12 +163,19 @@ class LocalBackend(LocalDirs, Backend):
 
     def write(self, loc: str, data: bytes, durable: bool = True) -> None:
         with self._dir(loc, create=True) as (fd, name):
-            tmp = self._write_temp(fd, data, durable)
-            try:
-                os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
-            except BaseException:
-                _unlink_quietly(fd, tmp)
-                raise
+            for attempt in range(WRITE_TEMP_ATTEMPTS):
+                tmp = self._write_temp(fd, data, durable)
+                try:
+                    os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+                    break
+                except FileNotFoundError:
+                    # The temporary file was removed before its rename: a sweep of
+                    # leftover temporary files whose clock runs far ahead. Write it again.
+                    if attempt + 1 == WRITE_TEMP_ATTEMPTS:
+                        raise
+                except BaseException:
+                    _unlink_quietly(fd, tmp)
+                    raise
             if durable and self.fsync:
                 os.fsync(fd)
 
