@@ -19,13 +19,16 @@ _PID = re.compile(r"[0-9]+")  # the process directories of /proc
 
 
 def _holds(pid: str, target: str) -> bool | None:
-    """Whether process `pid` has a descriptor open on `target`; None if its table
-    cannot be read (gone, exiting, another user's)."""
+    """Whether process `pid` has a descriptor open on `target`; None if its table may
+    not be read (another user's process: a mount with allow_other). A process that is
+    gone or exiting holds nothing."""
     fd_dir = f"/proc/{pid}/fd"
     try:
         names = os.listdir(fd_dir)
-    except OSError:
+    except PermissionError:
         return None
+    except OSError:
+        return False
     for name in names:
         try:
             if os.readlink(f"{fd_dir}/{name}") == target:
@@ -39,18 +42,19 @@ def holds_another(pid: int, target: str) -> bool:
     """True if a descriptor is still open on `target` (an absolute path in the mount):
     in process `pid`, which is closing one (a shell's dup), or in another process (a
     child that inherited it: `Popen(stdout=f)` and the parent closes its copy first).
-    Also True when the closing process cannot be seen (another pid namespace): the
-    caller then leaves the commit to the release, as before. A few ms for a hundred
-    processes; asked only for a file emptied or created and not written."""
+    Also True when the closing process cannot be seen (another pid namespace, another
+    user's process): the caller then leaves the commit to the release, as before. A
+    few ms for a hundred processes; asked only for a file emptied or created and not
+    written."""
     if pid <= 0:
         return True
     mine = _holds(str(pid), target)
-    if mine:
+    if mine is None or mine:
         return True
     try:
         others = [p for p in os.listdir("/proc") if _PID.fullmatch(p) and p != str(pid)]
     except OSError:
-        return mine is None
+        return True
     return any(_holds(p, target) for p in others)
 
 
