@@ -67,15 +67,34 @@ def _check_in_the_way(fd: int, name: str, loc: str) -> None:
         return  # the file that was there is gone again: still a lost race
     if stat.S_ISREG(st.st_mode):
         return
-    if stat.S_ISLNK(st.st_mode):
-        kind = "a symbolic link"
-    elif stat.S_ISDIR(st.st_mode):
-        kind = "a directory"
-    else:
-        kind = "not a regular file"
     raise CorruptFileError(
-        loc, f"{kind} is in the way of creating it (never written through or over): remove it"
+        loc,
+        f"{_kind_of(st.st_mode)} is in the way of creating it (never written through or "
+        "over): remove it",
     )
+
+
+def _kind_of(mode: int) -> str:
+    """What is at a name where a regular file should be, for messages."""
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    return "not a regular file"
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    """The bytes of the regular file `fd`, `size` long when fstat looked: one read when
+    it still is (the format's files never change in place), else read to the end."""
+    data = os.read(fd, size + 1)
+    if len(data) == size:
+        return data
+    chunks = [data]
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 #: temporary files written for one overwrite when each is removed before its rename
@@ -129,12 +148,22 @@ class LocalBackend(LocalDirs, Backend):
     # -- the Backend interface --------------------------------------------------------
 
     def read(self, loc: str) -> bytes:
+        """The file's bytes. Anything but a regular file at `loc` (a FIFO planted there,
+        never waited on: O_NONBLOCK; a directory; a device) is CorruptFileError naming it."""
         try:
-            fd = self._open_file(loc, os.O_RDONLY)
+            fd = self._open_file(loc, os.O_RDONLY | os.O_NONBLOCK)
         except NotADirectoryError as e:
             raise FileNotFoundError(str(e)) from e
-        with open(fd, "rb", closefd=True) as f:
-            return f.read()
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise CorruptFileError(
+                    loc,
+                    f"{_kind_of(st.st_mode)} is where a file should be (never read): remove it",
+                )
+            return _read_all(fd, st.st_size)
+        finally:
+            os.close(fd)
 
     def read_if_regular(self, loc: str) -> bytes | None:
         """`read`, but None when `loc` is a symbolic link (never followed), a directory,
@@ -152,12 +181,10 @@ class LocalBackend(LocalDirs, Backend):
         if fd < 0:
             return None
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
                 return None
-            data = b""
-            while chunk := os.read(fd, 1 << 16):
-                data += chunk
-            return data
+            return _read_all(fd, st.st_size)
         finally:
             os.close(fd)
 
