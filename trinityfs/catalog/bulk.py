@@ -73,6 +73,7 @@ from trinityfs.txn.commute import describe_key
 from trinityfs.txn.engine import Engine, now_millis
 from trinityfs.txn.publish import (
     LATE_RECHECK_SECONDS,
+    BlockedRoot,
     confirm_root,
     create_root,
     settle_root,
@@ -322,8 +323,12 @@ class BulkLoad:
         deadline = time.monotonic() + commit_window_millis(self.base.lakehouse_def) / 1000
         base = self.base
         lost = 0
+        blocked = BlockedRoot()  # lost creates whose winner never shows: bounded
+        tried: int | None = None
         while True:
             latest = engine.roots.latest_version()
+            if tried is not None:  # the create of `tried` lost: its winner must show
+                blocked.lost(tried, latest, deadline)
             if latest > base.version:
                 self._validate(base.version, latest)
                 base = engine.snapshot(latest)
@@ -354,6 +359,7 @@ class BulkLoad:
                 return version
             self._unsettled = None
             lost += 1
+            tried = version
             time.sleep(min(0.5, 0.005 * 2**lost) * random.random())
 
     def _settle(self) -> int | None:
