@@ -2,14 +2,15 @@
 
 A read-only view of version v keeps its root (and a process keeps the node and
 definition bytes it read or wrote), so after another process expired v a view made
-earlier, or made now from those caches, still answers. Two rules keep the answer
+earlier, or made now from those caches, still answers. Three rules keep the answer
 honest:
 
 - Opening a view of an old version checks the oldest readable version (one marker
   read) unless the version is too young for any expiration to have removed it: its
   root was created less than half the commit window ago (expiration keeps every root
   created within its grace period, which is at least the commit window, plus a margin
-  for clock skew), or it is the latest version this process confirmed.
+  for clock skew), or it is at or above the latest version this process confirmed
+  within that time.
 - A root that is missing is expired, not yet committed, or lost (`load_root`).
 - A file of the view that is missing is reported as the version having expired
   (VersionNotFoundError, "no such file" at the edges) when the oldest readable version
