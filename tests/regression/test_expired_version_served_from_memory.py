@@ -167,3 +167,23 @@ def test_listing_versions_leaves_out_those_expired_while_it_lists(tmp_path) -> N
     assert listed[:2] == [0, 1] and listed[2:] == [19, 20, 21], listed
     with pytest.raises(VersionNotFoundError, match="version 3 was expired"):
         reader.versions(start=3)
+
+
+def test_version_at_searches_again_when_a_version_it_reads_was_just_expired(tmp_path) -> None:
+    """A reader with no root in memory: the search's first root is expired under it."""
+    lake = _lake(tmp_path)
+    wanted = lake.version_info(20).created_at_millis
+    reader = Lakehouse.open(lake.url, storage_options={"fsync": False})
+    roots = reader.engine.roots
+    real_load = roots.load
+    expired: list[int] = []
+
+    def load_after_an_expiration(version: int):
+        if not expired:
+            with everyone_later():
+                expired.append(_expire(lake))
+        return real_load(version)
+
+    roots.load = load_after_an_expiration  # type: ignore[method-assign]
+    assert reader.version_at(wanted) == 20
+    assert expired == [19]

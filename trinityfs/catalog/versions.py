@@ -42,8 +42,16 @@ def version_at(engine: Engine, timestamp: datetime | int, latest: Callable[[], i
     """
     millis = to_millis(timestamp)
     oldest = engine.roots.oldest_version
+    now_oldest = oldest()
     for _attempt in range(_SEARCHES):
-        found = _search(engine, millis, oldest(), latest)
+        began = now_oldest
+        try:
+            found = _search(engine, millis, began, latest)
+        except VersionNotFoundError:  # a version it looked at was expired meanwhile?
+            now_oldest = oldest()
+            if now_oldest == began:
+                raise
+            continue
         now_oldest = oldest()
         if found >= now_oldest:
             return found
