@@ -423,8 +423,8 @@ class Lakehouse(FrontEndPrimitives):
         Without `start`, versions an expiration removes while this lists them are left
         out (they are no longer readable); an explicit `start` that expired is an error.
         """
-        first = self.oldest_version() if start is None else start
-        end = self.latest_version() if end is None else end
+        first = self.oldest_version() if start is None else _versions.checked_version(start)
+        end = self.latest_version() if end is None else _versions.checked_version(end)
         out: list[VersionInfo] = []
         for version in range(first, end + 1):
             try:

@@ -18,7 +18,7 @@ from trinityfs.format.keys import (
     KEY_ROLLBACK_FROM_ROOT,
     KeyCodec,
 )
-from trinityfs.format.paths import parse_root_node_file
+from trinityfs.format.paths import parse_root_node_file, root_node_file
 from trinityfs.txn.engine import Engine, diff_snapshots
 
 
@@ -91,6 +91,8 @@ def _search(engine: Engine, millis: int, lo: int, latest: Callable[[], int]) -> 
 
 def changes(engine: Engine, version: int) -> list[Change]:
     """What `version` changed, from its root's own messages."""
+    version = checked_version(version)
+    load_root(engine.roots, version)  # not committed yet, or lost: said as such
     oldest = engine.roots.oldest_version()
     if version < oldest:  # its root may still be in memory: it is not readable
         raise expired_error(version, oldest)
@@ -109,9 +111,19 @@ def changes(engine: Engine, version: int) -> list[Change]:
 
 def diff(engine: Engine, from_version: int, to_version: int) -> list[Change]:
     """Objects created, replaced or dropped going from one version to another."""
+    from_version, to_version = checked_version(from_version), checked_version(to_version)
     check_not_expired(min(from_version, to_version), engine.roots.oldest_version)
+    load_root(engine.roots, from_version)  # not committed yet, or lost: said as such
+    load_root(engine.roots, to_version)
     old, new = engine.snapshot(from_version), engine.snapshot(to_version)
     return _classify(diff_snapshots(old, new), KeyCodec.from_lakehouse_def(new.lakehouse_def))
+
+
+def checked_version(version: int) -> int:
+    """`version` when it is a version number (an int in 0..2^64-1), else
+    InvalidArgumentError naming it, before it is compared with anything."""
+    root_node_file(version)
+    return version
 
 
 def _classify(diff: dict[str, tuple[str | None, str | None]], keys: KeyCodec) -> list[Change]:
@@ -157,4 +169,12 @@ def format_millis(millis: int) -> str:
         return f"{millis} ms since the epoch"
 
 
-__all__ = ["changes", "diff", "format_millis", "to_millis", "version_at", "version_info"]
+__all__ = [
+    "changes",
+    "checked_version",
+    "diff",
+    "format_millis",
+    "to_millis",
+    "version_at",
+    "version_info",
+]
