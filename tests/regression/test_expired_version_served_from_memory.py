@@ -61,6 +61,23 @@ def _expire(lake: Lakehouse) -> int:
     return report.oldest_version
 
 
+def _expire_at_the_first_root_load(reader: Lakehouse, lake: Lakehouse) -> list[int]:
+    """The next root `reader` loads is loaded right after an expiration of `lake`
+    (keeping 19..21); returns the list that gets the oldest version it kept."""
+    roots = reader.engine.roots
+    real_load = roots.load
+    expired: list[int] = []
+
+    def load_after_an_expiration(version: int):
+        if not expired:
+            with everyone_later():
+                expired.append(_expire(lake))
+        return real_load(version)
+
+    roots.load = load_after_an_expiration  # type: ignore[method-assign]
+    return expired
+
+
 def test_the_writer_no_longer_opens_a_version_another_process_expired(tmp_path) -> None:
     lake = _lake(tmp_path)  # every root is in this process's memory
     with everyone_later():
@@ -108,17 +125,7 @@ def test_fsspec_reports_a_swept_file_of_an_expired_version_as_no_such_file(tmp_p
 def test_version_at_never_answers_a_version_expired_during_its_search(tmp_path) -> None:
     lake = _lake(tmp_path)
     middle = lake.version_info(5).created_at_millis
-    roots = lake.engine.roots
-    real_load = roots.load
-    expired: list[int] = []
-
-    def load_after_an_expiration(version: int):
-        if not expired:
-            with everyone_later():
-                expired.append(_expire(lake))
-        return real_load(version)
-
-    roots.load = load_after_an_expiration  # type: ignore[method-assign]
+    expired = _expire_at_the_first_root_load(lake, lake)
     with pytest.raises(VersionNotFoundError, match="the oldest readable version 19"):
         lake.version_at(middle)
     assert expired == [19]
@@ -174,16 +181,6 @@ def test_version_at_searches_again_when_a_version_it_reads_was_just_expired(tmp_
     lake = _lake(tmp_path)
     wanted = lake.version_info(20).created_at_millis
     reader = Lakehouse.open(lake.url, storage_options={"fsync": False})
-    roots = reader.engine.roots
-    real_load = roots.load
-    expired: list[int] = []
-
-    def load_after_an_expiration(version: int):
-        if not expired:
-            with everyone_later():
-                expired.append(_expire(lake))
-        return real_load(version)
-
-    roots.load = load_after_an_expiration  # type: ignore[method-assign]
+    expired = _expire_at_the_first_root_load(reader, lake)
     assert reader.version_at(wanted) == 20
     assert expired == [19]

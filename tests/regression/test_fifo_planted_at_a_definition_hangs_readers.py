@@ -8,13 +8,15 @@ CorruptFileError naming it."""
 from __future__ import annotations
 
 import os
-import threading
 
 import pytest
+from waits import within
 
 from trinityfs import Lakehouse
 from trinityfs.errors import CorruptFileError
 from trinityfs.fs import TrinityFileSystem
+
+WAIT = 20.0  # seconds a call may take before the test says it hangs
 
 
 def _planted(tmp_path, make) -> tuple[Lakehouse, str]:
@@ -28,33 +30,13 @@ def _planted(tmp_path, make) -> tuple[Lakehouse, str]:
     return lake, location
 
 
-def _in_time(call, seconds: float = 10.0):
-    out: list = []
-
-    def run() -> None:
-        try:
-            out.append(("ok", call()))
-        except Exception as exc:  # checked by the test
-            out.append(("error", exc))
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    if not out:
-        pytest.fail(f"still waiting after {seconds} s")
-    kind, value = out[0]
-    if kind == "error":
-        raise value
-    return value
-
-
 @pytest.mark.parametrize("make", [os.mkfifo, os.mkdir], ids=["fifo", "directory"])
 def test_a_planted_entry_at_a_definition_is_damage_not_a_hang(tmp_path, make) -> None:
     lake, location = _planted(tmp_path, make)
     reader = Lakehouse.open(lake.url)
     with pytest.raises(CorruptFileError, match="is where a file should be") as caught:
-        _in_time(lambda: reader.describe_table("ns", "t"))
+        within(WAIT, lambda: reader.describe_table("ns", "t"))
     assert caught.value.path == location
     fs = TrinityFileSystem(root=lake.url, skip_instance_cache=True)
     with pytest.raises(OSError, match="is where a file should be"):
-        _in_time(lambda: fs.cat("ns/t"))
+        within(WAIT, lambda: fs.cat("ns/t"))

@@ -8,13 +8,15 @@ target is never written."""
 from __future__ import annotations
 
 import os
-import threading
 
 import pytest
+from waits import within
 
 from trinityfs import Lakehouse
 from trinityfs.errors import SymlinkInRootError
 from trinityfs.format.paths import LATEST_HINT, OLDEST_VERSION
+
+WAIT = 20.0  # seconds a call may take before the test says it hangs
 
 
 def _lake(tmp_path) -> tuple[Lakehouse, str]:
@@ -22,27 +24,6 @@ def _lake(tmp_path) -> tuple[Lakehouse, str]:
     lake.create_namespace("ns")
     lake.create_table("ns", "t")
     return lake, str(tmp_path / "lake")
-
-
-def _in_time(call, seconds: float = 20.0):
-    """`call()` in a daemon thread: its result, or a failure if it does not return."""
-    out: list = []
-
-    def run() -> None:
-        try:
-            out.append(("ok", call()))
-        except Exception as exc:  # reported to the test below
-            out.append(("error", exc))
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    if not out:
-        pytest.fail(f"did not return within {seconds} s")
-    kind, value = out[0]
-    if kind == "error":
-        raise value
-    return value
 
 
 def test_a_symlinked_hint_is_a_warning_for_fsck_and_no_obstacle_to_expire(tmp_path) -> None:
@@ -63,8 +44,8 @@ def test_a_fifo_at_the_hint_does_not_make_fsck_or_expire_wait(tmp_path) -> None:
     lake, root = _lake(tmp_path)
     os.remove(os.path.join(root, LATEST_HINT))
     os.mkfifo(os.path.join(root, LATEST_HINT))
-    assert _in_time(lake.fsck).ok
-    _in_time(lake.expire)
+    assert within(WAIT, lake.fsck).ok
+    within(WAIT, lake.expire)
 
 
 def test_a_symlinked_oldest_marker_is_refused_by_name_and_its_target_kept(tmp_path) -> None:
@@ -76,5 +57,5 @@ def test_a_symlinked_oldest_marker_is_refused_by_name_and_its_target_kept(tmp_pa
     os.symlink(outside, os.path.join(root, OLDEST_VERSION))
     for call in (lake.fsck, lake.expire, lambda: Lakehouse.open(lake.url).latest_version()):
         with pytest.raises(SymlinkInRootError, match=r"_oldest_version\.txt .*trinityfs expire"):
-            _in_time(call)
+            within(WAIT, call)
     assert outside.read_text() == "0"

@@ -13,11 +13,10 @@ followed: opening fails, promptly, naming the file and the repair (docs/FORMAT-C
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from waits import within
 
 from trinityfs import Lakehouse
 from trinityfs.errors import SymlinkInRootError
@@ -50,36 +49,15 @@ def _plant(tmp_path: Path, name: str, kind: str, text: str) -> Path:
     return outside
 
 
-def _within(seconds: float, run: Callable[[], object]) -> object:
-    """run() in a thread; fails if it has not returned within `seconds` (a FIFO opened
-    for reading without O_NONBLOCK waits for a writer forever)."""
-    result: list[object] = []
-
-    def target() -> None:
-        try:
-            result.append(("ok", run()))
-        except BaseException as exc:  # handed to the test
-            result.append(("error", exc))
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    assert result, f"still running after {seconds} s (blocked on a FIFO?)"
-    kind, value = result[0]
-    if kind == "error":
-        raise value  # type: ignore[misc]
-    return value
-
-
 @pytest.mark.parametrize("kind", ["link", "dangling", "dir", "fifo"])
 @pytest.mark.parametrize("claim", ["0", "999"])
 def test_a_hint_that_is_no_regular_file_is_ignored(tmp_path, kind, claim):
     lake = _lake(tmp_path)
     outside = _plant(tmp_path, LATEST_HINT, kind, claim)
-    fresh = _within(30, lambda: Lakehouse.open(lake.url))
+    fresh = within(30, lambda: Lakehouse.open(lake.url))
     assert fresh.latest_version() == 2
     assert fresh.list_tables("ns") == ["t"]
-    version = _within(30, lambda: fresh.create_table("ns", "u", {"table_format": "ICEBERG"}))
+    version = within(30, lambda: fresh.create_table("ns", "u", {"table_format": "ICEBERG"}))
     assert version == 3
     hint = tmp_path / "lake" / LATEST_HINT
     if kind != "dir":  # replaced by rename (a directory cannot be: ignored by readers)
@@ -98,7 +76,7 @@ def test_an_oldest_marker_that_is_no_regular_file_is_refused_by_name(tmp_path, k
         Lakehouse.open(lake.url).latest_version()
 
     with pytest.raises(SymlinkInRootError) as caught:
-        _within(30, open_it)
+        within(30, open_it)
     message = str(caught.value)
     assert OLDEST_VERSION in message and "not a regular file" in message
     assert "trinityfs expire" in message  # the repair
