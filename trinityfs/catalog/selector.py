@@ -35,6 +35,7 @@ from trinityfs.errors import InvalidArgumentError
 LATEST = "latest"
 EXPORT_PREFIX = "export:"
 TIME_PREFIX = "time:"
+MAX_VERSION_DIGITS = 20  # 2^64-1; int() refuses more than 4300 digits with a bare ValueError
 
 How = Literal["latest", "version", "export", "time"]
 
@@ -102,7 +103,11 @@ def parse_selector(selector: str | int) -> Parsed:
     if text == LATEST:
         return Parsed(text, "latest")
     if text.isascii() and text.isdigit():
-        return Parsed(text, "version", number=int(text))
+        if len(text.lstrip("0")) > MAX_VERSION_DIGITS:
+            raise InvalidArgumentError(
+                f"version {_abbreviated(text)} is outside 0..2^64-1 ({len(text)} digits)"
+            )
+        return Parsed(text, "version", number=int(text.lstrip("0") or "0"))
     if text.startswith(EXPORT_PREFIX):
         name = text[len(EXPORT_PREFIX) :]
         if not name:
@@ -120,6 +125,10 @@ def parse_selector(selector: str | int) -> Parsed:
     if not text:
         raise InvalidArgumentError("an empty version selector")
     return Parsed(text, "label", name=text, millis=parse_time(text))
+
+
+def _abbreviated(text: str) -> str:
+    return text if len(text) <= 32 else f"{text[:16]}...{text[-8:]}"
 
 
 def export_selector(name: str) -> str:

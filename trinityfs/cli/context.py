@@ -21,13 +21,15 @@ STORAGE_OPTIONS_ENV = "TRINITYFS_STORAGE_OPTIONS"  # read by trinityfs.catalog.r
 # -- durations ----------------------------------------------------------------------------
 
 _UNITS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
+_DURATION = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d|w)")
 
 
 def duration(text: str) -> int:
     """Milliseconds in `7d`, `12h`, `30m`, `45s`, `500ms`, `1h30m`; a bare number is millis."""
     text = text.strip()
-    if text.isdigit():
+    if len(text) > 40:  # no real duration is longer; int() and float() fail on huge ones
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}...: a duration this long is not one")
+    if text.isascii() and text.isdigit():
         return int(text)
     pos, total = 0, 0.0
     for match in _DURATION.finditer(text):

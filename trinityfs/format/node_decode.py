@@ -98,9 +98,16 @@ def _decode_system(cols: list[pa.Array], start: int, path: str) -> dict[str, str
             raise CorruptFileError(path, f"system row {key} is missing")
         if not _is_decimal(system[key]):
             raise CorruptFileError(
-                path, f"system row {key}={system[key]!r} is not a non-negative decimal integer"
+                path,
+                f"system row {key}={_shown(system[key])} is not a non-negative decimal "
+                "integer below 2^64",
             )
     return system
+
+
+def _shown(text: str) -> str:
+    """`text` quoted, cut short: a file that lies may hold megabytes in one cell."""
+    return repr(text) if len(text) <= 40 else repr(text[:24]) + f"... ({len(text)} chars)"
 
 
 def _check_root_identity(system: dict[str, str], path: str) -> None:
@@ -241,7 +248,7 @@ def _decode_buffer(
     if bad >= 0:
         raise CorruptFileError(
             path,
-            f"row {start + bad}: buffer txn {txns[bad].as_py()!r} is not a "
+            f"row {start + bad}: buffer txn {_shown(txns[bad].as_py())} is not a "
             f"non-negative decimal integer",
         )
     bad = _first_unsafe(values)
@@ -256,6 +263,8 @@ def _decode_buffer(
             return BufferColumns(keys, values, version_array)
         versions = version_array.to_pylist()
     else:
+        if any(len(t) > 20 for t in texts):  # int() refuses > 4,300 digits, bare
+            raise CorruptFileError(path, "a buffer txn does not fit in 64 bits")
         versions = [int(t) for t in texts]
         if any(v > MAX_VERSION for v in versions):
             raise CorruptFileError(path, "a buffer txn does not fit in 64 bits")

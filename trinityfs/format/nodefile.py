@@ -62,7 +62,15 @@ class NodeFile:
 
 
 def _is_decimal(text: object) -> bool:
-    return isinstance(text, str) and text.isascii() and text.isdigit()
+    """A decimal integer in 0..2^64-1 (checked by length first: int() refuses more than
+    4,300 digits with a bare ValueError, and a file that lies may hold any number)."""
+    return (
+        isinstance(text, str)
+        and 0 < len(text) <= 20
+        and text.isascii()
+        and text.isdigit()
+        and int(text) <= MAX_VERSION
+    )
 
 
 # Below this many values a column is checked by a Python loop instead of a

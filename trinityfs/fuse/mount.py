@@ -227,7 +227,7 @@ def config_from_args(args: argparse.Namespace) -> MountConfig:
         elif option in MOUNT_ONLY_OPTIONS or option.startswith(MOUNT_ONLY_PREFIXES):
             continue
         elif key == "version" and has_value:
-            if not value.isdigit():
+            if not _decimal(value):
                 raise MountError(f"version={value}: a version is a number")
             cfg.version = int(value)
         elif key == "at" and has_value:
@@ -244,7 +244,7 @@ def config_from_args(args: argparse.Namespace) -> MountConfig:
             except ValueError:
                 raise MountError(f"latest_ttl={value}: give seconds") from None
         elif key == "prefetch" and has_value:
-            if not value.isdigit():
+            if not _decimal(value):
                 raise MountError(f"prefetch={value}: give a number of threads")
             cfg.prefetch = int(value)
         elif key == "scratch" and has_value:
@@ -448,8 +448,14 @@ def _caller_holds(mountpoint: str) -> Callable[[str], bool]:
     return check
 
 
+def _decimal(value: str) -> bool:
+    """ASCII digits of a 64-bit number (`str.isdigit` also takes "²", which int() refuses,
+    and int() refuses more than 4,300 digits)."""
+    return value.isascii() and value.isdigit() and len(value) <= 20
+
+
 def _int_option(value: Any) -> int | None:
-    return int(value) if isinstance(value, str) and value.isdigit() else None
+    return int(value) if isinstance(value, str) and _decimal(value) else None
 
 
 def _has_entries(directory: str) -> bool:

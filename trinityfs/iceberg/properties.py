@@ -27,7 +27,8 @@ def parse_timestamp(value: Any) -> datetime | int:
     if isinstance(value, datetime | int):
         return value
     text = str(value).strip()
-    if text.lstrip("-").isdigit():
+    digits = text.removeprefix("-")
+    if digits.isascii() and digits.isdigit() and len(digits) <= 20:
         return int(text)
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -42,7 +43,10 @@ def time_selector(value: Any) -> str:
     """The `time:` selector (trinityfs.catalog.selector) of a `timestamp` option."""
     when = parse_timestamp(value)
     if isinstance(when, int):
-        when = datetime.fromtimestamp(when / 1000, UTC)
+        try:
+            when = datetime.fromtimestamp(when / 1000, UTC)
+        except (OverflowError, OSError, ValueError):
+            raise ValueError(f"timestamp {value!r} is out of range for a date") from None
     return "time:" + when.isoformat(timespec="milliseconds")
 
 

@@ -264,7 +264,7 @@ class RestApp:
     async def _body(self, request: Request) -> bytes:
         declared = request.headers.get("content-length")
         if declared is not None:
-            if not declared.isdigit():
+            if not (declared.isascii() and declared.isdigit() and len(declared) <= 20):
                 raise bad_request("Content-Length is not a number")
             if int(declared) > self.max_body_bytes:
                 raise self._too_large()

@@ -158,7 +158,7 @@ def page(token: str | None, size: str | None) -> tuple[bool, str | None, int]:
     """
     limit = DEFAULT_PAGE_SIZE
     if size not in (None, ""):
-        if not size.isascii() or not size.isdigit() or int(size) < 1:
+        if not (size.isascii() and size.isdigit() and len(size) <= 20) or int(size) < 1:
             raise bad_request(f"pageSize must be a positive integer, not {size!r}")
         limit = min(int(size), MAX_PAGE_SIZE)
     if token is None:
