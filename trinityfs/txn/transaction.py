@@ -1,4 +1,5 @@
-"""A transaction: reads at one base version, buffered writes, optimistic commit.
+"""A transaction: reads at one base version, buffered writes (both in txn/staging.py),
+optimistic commit (here).
 
 Commit writes the new definition and node files, then creates the root of the next
 version if absent. Losing that race is normal: the transaction checks what the winners
@@ -26,16 +27,13 @@ from trinityfs.errors import (
 )
 from trinityfs.format.definitions import encode_definition, node_file_compression
 from trinityfs.format.integrity import verify_named_content
-from trinityfs.format.keys import KeyCodec
 from trinityfs.format.node_encode import encode_node
 from trinityfs.format.paths import new_lakehouse_def_location
-from trinityfs.format.trinitylake_pb2 import IsolationLevel, LakehouseDef
+from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.tree import Node
 from trinityfs.txn.backoff import Backoff, commit_window_millis, contention_of
-from trinityfs.txn.commute import Reapply, describe_key
-from trinityfs.txn.conflicts import LAKEHOUSE_DEF_KEY, Dependencies
+from trinityfs.txn.conflicts import LAKEHOUSE_DEF_KEY
 from trinityfs.txn.engine import Engine, now_millis
-from trinityfs.txn.pending import PendingWrites
 from trinityfs.txn.publish import (
     LATE_RECHECK_SECONDS,
     BlockedRoot,
@@ -49,48 +47,18 @@ from trinityfs.txn.publish import (
     undo,
     verify_before_writing,
 )
-from trinityfs.txn.snapshot import Snapshot, range_of_prefix, scan_overlaid
+from trinityfs.txn.snapshot import Snapshot
+from trinityfs.txn.staging import _SERIALIZABLE, Staged
+from trinityfs.txn.staging import _codec_of as _codec_of  # where it was before staging.py
 
 log = logging.getLogger(__name__)
 
-# protobuf's enum wrapper resolves attributes through __getattr__ (~1 us): read once
-_SERIALIZABLE = IsolationLevel.SERIALIZABLE
 
-# KeyCodecs by name size limits: every transaction describes its keys with one (only
-# conflict messages use it), and building one checks its limits each time. Shared
-# codecs are fine: describing a key only decodes it.
-_CODECS: dict[tuple[int, int, int], KeyCodec] = {}
-_CODECS_MAX = 64
-
-
-def _codec_of(ldef: LakehouseDef) -> KeyCodec:
-    """The KeyCodec of `ldef`'s name size limits (KeyCodec.from_lakehouse_def's)."""
-    limits = (
-        ldef.namespace_name_max_size_bytes,
-        ldef.table_name_max_size_bytes,
-        ldef.view_name_max_size_bytes,
-    )
-    codec = _CODECS.get(limits)
-    if codec is None:
-        codec = KeyCodec(*limits)  # raises on limits it refuses, as before
-        if len(_CODECS) < _CODECS_MAX:
-            _CODECS[limits] = codec
-    return codec
-
-
-class Transaction:
-    """Changes to one lakehouse, committed atomically as one new version."""
+class Transaction(Staged):
+    """Changes to one lakehouse (`Staged`), committed atomically as one new version."""
 
     def __init__(self, engine: Engine, base: Snapshot, isolation: int | None = None):
-        self.engine = engine
-        self.base = base
-        self.isolation = base.lakehouse_def.txn_isolation_level if isolation is None else isolation
-        self.pending = PendingWrites()
-        self.files: dict[str, bytes] = {}
-        self.deps = Dependencies()
-        codec = _codec_of(base.lakehouse_def)
-        self.deps.describe = lambda key: describe_key(key, codec)
-        self.new_lakehouse_def: LakehouseDef | None = None
+        super().__init__(engine, base, isolation)
         self.committed_version: int | None = None
         self.closed = False
         self.attempts = 0
@@ -110,43 +78,6 @@ class Transaction:
     #: distributed transactions may be built on an old version: re-validate it
     source_may_be_old = False
 
-    # -- reads ----------------------------------------------------------------------
-
-    @property
-    def base_version(self) -> int:
-        return self.base.version
-
-    @property
-    def lakehouse_def(self) -> LakehouseDef:
-        return self.new_lakehouse_def or self.base.lakehouse_def
-
-    def get(self, key: str) -> str | None:
-        """Read-your-writes lookup of `key`'s definition location."""
-        if key in self.pending:
-            return self.pending[key]
-        if self.isolation == _SERIALIZABLE:  # only it validates reads
-            self.deps.read_keys.add(key)
-        return self.base.get(key)
-
-    def scan_prefix(
-        self, prefix: str, after: str | None = None, limit: int | None = None
-    ) -> list[tuple[str, str]]:
-        """Keys with `prefix` (after `after`, at most `limit`), pending changes applied."""
-        if self.isolation == _SERIALIZABLE:
-            self.deps.read_ranges.append(range_of_prefix(prefix))
-        mine = self.pending.in_prefix(prefix, after)
-        if not mine:
-            return self.base.scan_prefix(prefix, after, limit)
-        return scan_overlaid(self.base, prefix, after, limit, mine)
-
-    def read_file(self, location: str) -> bytes:
-        """An immutable definition file (one written by this transaction included)."""
-        if location in self.files:
-            return self.files[location]
-        return self.engine.storage.read_immutable(location)
-
-    # -- writes ---------------------------------------------------------------------
-
     def _check_open(self) -> None:
         if self._unsettled is not None:
             version = self._settle_unsettled()
@@ -161,52 +92,6 @@ class Transaction:
                     f"the transaction was committed as version {self.committed_version}"
                 )
             raise TransactionClosedError("the transaction is already committed or aborted")
-
-    def put(self, key: str, location: str, data: bytes, reapply: Reapply | None = None) -> None:
-        """Point `key` at a new definition file `location` holding `data`.
-
-        With `reapply`, a concurrent change of `key` is not a conflict by itself: after
-        a lost race the write is re-applied onto the newer definition (txn/commute.py).
-        """
-        self._check_open()
-        self.pending[key] = location
-        self.files[location] = data
-        self.deps.written.add(key)
-        if reapply is None:
-            self.deps.reapply.pop(key, None)
-        else:
-            self.deps.reapply[key] = reapply
-
-    def reapply_of(self, key: str) -> Reapply | None:
-        """The re-applicable form of this transaction's write of `key`, if it has one."""
-        return self.deps.reapply.get(key)
-
-    def delete(self, key: str) -> None:
-        self._check_open()
-        self.pending[key] = None
-        self.deps.written.add(key)
-        self.deps.reapply.pop(key, None)
-
-    def require_exists(self, key: str) -> None:
-        """Conflict if another commit deletes `key` (a namespace we create objects in)."""
-        self.deps.must_exist.add(key)
-
-    def require_unchanged(self, key: str) -> None:
-        """Conflict if another commit changes `key` (e.g. must stay absent)."""
-        self.deps.unchanged_keys.add(key)  # a set: bulk loads check many names
-
-    def require_unchanged_prefix(self, prefix: str) -> None:
-        """Conflict if another commit changes any key with `prefix` (a dropped namespace)."""
-        self.deps.unchanged_ranges.append(range_of_prefix(prefix))
-
-    def set_lakehouse_def(self, ldef: LakehouseDef) -> None:
-        self._check_open()
-        self.new_lakehouse_def = ldef
-        self.deps.written.add(LAKEHOUSE_DEF_KEY)
-
-    @property
-    def has_changes(self) -> bool:
-        return bool(self.pending) or self.new_lakehouse_def is not None
 
     # -- commit ---------------------------------------------------------------------
 
