@@ -26,25 +26,24 @@ def validate_name(name: str, max_bytes: int, kind: str = "object") -> str:
 
     Raises InvalidNameError whose message names the kind and the rule broken.
     """
+    noun = kind if kind.endswith((" name", " id")) else f"{kind} name"
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
         raise InvalidArgumentError(
-            f"maximum {kind} name size must be a positive number of bytes, got {max_bytes!r}"
+            f"maximum {noun} size must be a positive number of bytes, got {max_bytes!r}"
         )
     if not isinstance(name, str):
-        raise InvalidNameError(
-            f"invalid {kind} name {name!r}: must be a str, not {type(name).__name__}"
-        )
+        raise InvalidNameError(f"invalid {noun} {name!r}: must be a str, not {type(name).__name__}")
     try:
         size = len(name.encode("utf-8"))
     except UnicodeEncodeError as exc:
         bad = name[exc.start]
         raise InvalidNameError(
-            f"invalid {kind} name {_show(name)}: is not valid UTF-8 "
+            f"invalid {noun} {_show(name)}: is not valid UTF-8 "
             f"(contains the lone surrogate U+{ord(bad):04X})"
         ) from None
     if size == 0:
         raise InvalidNameError(
-            f"invalid {kind} name '': is empty; names must be 1 to {max_bytes} bytes of UTF-8"
+            f"invalid {noun} '': is empty; names must be 1 to {max_bytes} bytes of UTF-8"
         )
     match = _FORBIDDEN.search(name)
     if match is not None:
@@ -56,11 +55,11 @@ def validate_name(name: str, max_bytes: int, kind: str = "object") -> str:
         else:
             what = f"a control character (0x{code:02X})"
         raise InvalidNameError(
-            f"invalid {kind} name {_show(name)}: contains {what}, which names may not contain"
+            f"invalid {noun} {_show(name)}: contains {what}, which names may not contain"
         )
     if size > max_bytes:
         raise InvalidNameError(
-            f"invalid {kind} name {_show(name)}: is {size} bytes in UTF-8, "
+            f"invalid {noun} {_show(name)}: is {size} bytes in UTF-8, "
             f"more than the maximum of {max_bytes} bytes"
         )
     return name

@@ -157,7 +157,8 @@ def _token(value: str, kind: str) -> str:
     if bad:
         raise InvalidNameError(
             f"invalid {kind} {value!r}: contains {' '.join(bad)}, which may not appear "
-            f"in a {kind} (one of {' '.join(sorted(_TOKEN_FORBIDDEN))})"
+            f"in {'an' if kind[0] in 'aeiou' else 'a'} {kind} "
+            f"(one of {' '.join(sorted(_TOKEN_FORBIDDEN))})"
         )
     if value in (".", ".."):
         raise InvalidNameError(f"invalid {kind} {value!r}: may not be '.' or '..'")
