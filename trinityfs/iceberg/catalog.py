@@ -65,6 +65,7 @@ from trinityfs.iceberg.pointer import (
     ICEBERG,
     METADATA_LOCATION,
     PREVIOUS_METADATA_LOCATION,
+    is_iceberg,
     metadata_location_of,
     table_def,
 )
@@ -344,15 +345,24 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
         return self._table_from_def(ns, name, self._describe(self._view(), ns, name))
 
     def table_exists(self, identifier: str | Identifier) -> bool:
+        """True when `load_table` would find an Iceberg table (PyIceberg's meaning, as the
+        REST HEAD): a TrinityLake table of another format holds the name but is no
+        Iceberg table (see `name_taken`)."""
         ns, name = self._table_ref(identifier)
         try:
-            return self._describe_location(ns, name) is not None
+            metadata_location_of(f"{ns}.{name}", self._describe(self._view(), ns, name))
+        except NoSuchTableError:  # NoSuchIcebergTableError included
+            return False
+        return True
+
+    def name_taken(self, identifier: str | Identifier) -> bool:
+        """True when a table of any format holds the name (a create would fail)."""
+        ns, name = self._table_ref(identifier)
+        try:
+            with iceberg_errors(f"table {ns}.{name}", table=f"{ns}.{name}", must_exist=True):
+                return self._view().object_location("table", ns, name) is not None
         except NoSuchTableError:
             return False
-
-    def _describe_location(self, ns: str, name: str) -> str | None:
-        with iceberg_errors(f"table {ns}.{name}", table=f"{ns}.{name}", must_exist=True):
-            return self._view().object_location("table", ns, name)
 
     def create_table(
         self,
@@ -377,7 +387,7 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
         ns, name = self._table_ref(identifier)
         if not self.namespace_exists((ns,)):  # a tuple: a dot in the name is no level
             raise NoSuchNamespaceError(f"Namespace does not exist: {ns}")
-        if self.table_exists((ns, name)):
+        if self.name_taken((ns, name)):
             raise TableAlreadyExistsError(f"Table {ns}.{name} already exists")
         location = self.check_location(
             self._resolve_table_location(location, ns, name), f"table {ns}.{name}: location"
@@ -403,7 +413,7 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
             self._write(change, f"creating table {ns}.{name}", table=f"{ns}.{name}", namespace=ns)
         except (CommitFailedException, TableAlreadyExistsError, NoSuchNamespaceError):
             delete_quietly(io, metadata_location)
-            if self._staging is None and self.table_exists((ns, name)):
+            if self._staging is None and self.name_taken((ns, name)):
                 raise TableAlreadyExistsError(f"Table {ns}.{name} already exists") from None
             raise
         self._remember((ns, name), None, metadata_location, metadata)
@@ -424,7 +434,18 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
         metadata = self._read_metadata(f"{ns}.{name}", metadata_location)
 
         def change(txn: CatalogTransaction) -> None:
-            old = self._current_def(txn, ns, name) if overwrite else None
+            old = None
+            if overwrite:
+                old = self._current_def(txn, ns, name)
+                taken = old is None and txn.object_kind(ns, name) is not None  # a view
+                if taken or (old is not None and not is_iceberg(old)):
+                    # overwrite replaces an Iceberg table's pointer; a view, or a table
+                    # of another format, holding the name is refused as create refuses it
+                    what = "a view" if old is None else f"table_format {old.table_format!r}"
+                    raise TableAlreadyExistsError(
+                        f"Table {ns}.{name} already exists and is not an Iceberg table "
+                        f"({what}): overwrite replaces Iceberg tables only"
+                    )
             tdef = table_def(metadata, metadata_location, old, EXTERNAL)
             txn.put("table", ns, name, tdef, mode="upsert" if overwrite else "create")
 
@@ -483,7 +504,10 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
                 raise NoSuchNamespaceError(f"Namespace does not exist: {new_ns}")
             what = f"renaming table {ns}.{name}"
             with iceberg_errors(what, table=f"{ns}.{name}", must_exist=True):
-                txn.describe_table(ns, name)  # a missing or unusable source: no such table
+                source = txn.describe_table(ns, name)  # missing or unusable: no such table
+            # a table of another format is no Iceberg table (table_exists, load_table):
+            # refused before anything changes, as PyIceberg's Glue catalog does
+            metadata_location_of(f"{ns}.{name}", source)
             # the source exists: a name the catalog refuses now is the destination's,
             # the caller's error (InvalidNameError, REST 400), not "no such table"
             with iceberg_errors(what, table=f"{ns}.{name}", target=f"{new_ns}.{new_name}"):
@@ -514,7 +538,11 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
         def change(txn: CatalogTransaction) -> CommitTableResponse:
             written.clear()
             old = self._current_def(txn, ns, name)
-            if old is None and not any(isinstance(r, AssertCreate) for r in requirements):
+            creating = any(isinstance(r, AssertCreate) for r in requirements)
+            if creating and old is not None and not is_iceberg(old):
+                # a table of another format holds the name: create_table's answer
+                raise TableAlreadyExistsError(f"Table {ns}.{name} already exists")
+            if old is None and not creating:
                 # dropped (or renamed away) since the client loaded it: not a conflict
                 # to retry, and never a table made from the updates alone
                 raise NoSuchTableError(f"Table does not exist: {ns}.{name}")
@@ -546,7 +574,7 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
                 isinstance(exc, CommitFailedException)
                 and outcome.get("base") is None
                 and written
-                and self.table_exists((ns, name))
+                and self.name_taken((ns, name))
             ):
                 raise TableAlreadyExistsError(
                     f"Table {ns}.{name} already exists (created by a concurrent commit)"

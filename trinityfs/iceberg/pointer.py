@@ -22,11 +22,19 @@ MANAGED = "MANAGED"
 EXTERNAL = "EXTERNAL"
 
 
+def is_iceberg(tdef: TableDef) -> bool:
+    """Whether a TableDef is an Iceberg table's: format ICEBERG and a metadata location
+    (the one rule of the Iceberg front ends: load, exists, rename, register, REST)."""
+    return tdef.table_format.upper() == ICEBERG and bool(
+        tdef.format_properties.get(METADATA_LOCATION)
+    )
+
+
 def metadata_location_of(ident: str, tdef: TableDef) -> str:
     """Where the Iceberg metadata of table `ident` is; NoSuchIcebergTableError when the
     definition is not an Iceberg table's."""
     location = tdef.format_properties.get(METADATA_LOCATION)
-    if tdef.table_format.upper() != ICEBERG or not location:
+    if not is_iceberg(tdef):
         raise NoSuchIcebergTableError(
             f"{ident} is not an Iceberg table (table_format "
             f"{tdef.table_format or '(none)'!r}, no {METADATA_LOCATION})"
@@ -70,6 +78,7 @@ __all__ = [
     "MANAGED",
     "METADATA_LOCATION",
     "PREVIOUS_METADATA_LOCATION",
+    "is_iceberg",
     "metadata_location_of",
     "table_def",
 ]

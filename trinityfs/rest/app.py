@@ -62,7 +62,8 @@ class Call:
 
     @property
     def namespace(self) -> str:
-        return rq.namespace_param(self.param("namespace"), for_write=self.request.method != "GET")
+        reading = self.request.method in ("GET", "HEAD")  # HEAD answers what GET answers
+        return rq.namespace_param(self.param("namespace"), for_write=not reading)
 
     def name(self, key: str) -> str:
         return rq.path_text(self.param(key), key)

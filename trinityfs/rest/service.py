@@ -14,14 +14,15 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pyiceberg.exceptions import NoSuchNamespaceError
+from pyiceberg.exceptions import NoSuchIcebergTableError, NoSuchNamespaceError
 from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from pyiceberg.io import load_file_io
 from pyiceberg.serializers import FromInputFile
 from pyiceberg.table.metadata import TableMetadata
 
 from trinityfs.errors import InvalidNameError, NotFoundError, VersionNotFoundError
-from trinityfs.iceberg import ICEBERG, METADATA_LOCATION, TrinityCatalog
+from trinityfs.iceberg import TrinityCatalog
+from trinityfs.iceberg.pointer import metadata_location_of
 from trinityfs.lru import LRU
 from trinityfs.rest import requests as rq
 from trinityfs.rest.errors import RestError, bad_request, forbidden, not_found, validation_detail
@@ -182,14 +183,10 @@ class RestCatalogService:
             tdef = snap.describe_table(ns, name)
         except (NotFoundError, InvalidNameError):
             raise not_found("NoSuchTableException", f"Table does not exist: {ns}.{name}") from None
-        location = tdef.format_properties.get(METADATA_LOCATION)
-        if tdef.table_format.upper() != ICEBERG or not location:
-            raise not_found(
-                "NoSuchTableException",
-                f"Table does not exist: {ns}.{name} is a TrinityLake table but not an Iceberg "
-                f"table (table_format {tdef.table_format or '(none)'!r})",
-            )
-        return location
+        try:  # what an Iceberg table is: the Iceberg front end's one rule
+            return metadata_location_of(f"{ns}.{name}", tdef)
+        except NoSuchIcebergTableError as exc:
+            raise not_found("NoSuchTableException", f"Table does not exist: {exc}") from None
 
     def read_metadata(self, location: str, what: str) -> TableMetadata:
         """Iceberg table metadata at `location`, read with the catalog's own FileIO settings
@@ -216,11 +213,15 @@ class RestCatalogService:
             ) from None
 
     def table_exists(self, pin: Pin, ns: str, name: str) -> bool:
-        snap = self.snapshot(pin)
+        """HEAD's answer: True exactly when GET finds an Iceberg table (a TrinityLake
+        table of another format is 404 to both, as PyIceberg's table_exists)."""
         try:
-            return snap.object_location("table", ns, name) is not None
-        except InvalidNameError:
-            return False
+            self.metadata_location(self.snapshot(pin), ns, name)
+        except RestError as exc:
+            if exc.status == 404 and exc.type == "NoSuchTableException":
+                return False
+            raise
+        return True
 
     def list_objects(
         self, pin: Pin, kind: str, ns: str, token: str | None, size: str | None

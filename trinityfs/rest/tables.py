@@ -11,13 +11,11 @@ again in between is never overwritten by a commit meant for its predecessor.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 from pyiceberg.exceptions import (
-    NoSuchIcebergTableError,
     NoSuchNamespaceError,
     TableAlreadyExistsError,
 )
@@ -184,7 +182,7 @@ class TableService:
         """A staged create: metadata to start a create transaction, nothing committed."""
         if not self.catalog.namespace_exists((ns,)):
             raise NoSuchNamespaceError(f"Namespace does not exist: {ns}")
-        if self.catalog.table_exists((ns, name)):
+        if self.catalog.name_taken((ns, name)):
             raise TableAlreadyExistsError(f"Table {ns}.{name} already exists")
         metadata = new_table_metadata(
             schema=schema,
@@ -235,9 +233,8 @@ class TableService:
     def rename(self, body: dict[str, Any]) -> None:
         src = rq.identifier_json(body.get("source"), "source", for_write=False)
         dst = rq.identifier_json(body.get("destination"), "destination")
-        # NoSuchIcebergTableError: renamed, only the reload of a non-Iceberg table failed
-        with contextlib.suppress(NoSuchIcebergTableError):
-            self.catalog.rename_table(src, dst)
+        # a non-Iceberg source is NoSuchIcebergTableError (404), nothing renamed, as GET
+        self.catalog.rename_table(src, dst)
 
     def register(self, ns: str, body: dict[str, Any]) -> bytes:
         name = body.get("name")

@@ -132,10 +132,13 @@ class ViewService:
     # -- endpoints ------------------------------------------------------------------
 
     def exists(self, pin: Pin, ns: str, name: str) -> bool:
+        """HEAD's answer: True exactly when GET finds an Iceberg view (a TrinityLake view
+        that is not one is 404 to both)."""
         try:
-            return self.service.snapshot(pin).object_location("view", ns, name) is not None
-        except InvalidNameError:
+            self._pointer(self.service.snapshot(pin), ns, name)
+        except NoSuchViewError:
             return False
+        return True
 
     def load(self, pin: Pin, ns: str, name: str) -> bytes:
         location = self._pointer(self.service.snapshot(pin), ns, name)
