@@ -106,6 +106,20 @@ def _remove(io: Any, paths: list[str]) -> int:
     return removed
 
 
+def _existing_table(catalog: Any, ident: tuple[str, str]) -> Any:
+    """The Iceberg table `ident`, or None when no table has that name; a table of
+    another format (DELTA, ...) holding it raises NoSuchIcebergTableError: the job must
+    neither create over it nor write files for a commit that cannot land."""
+    from pyiceberg.exceptions import NoSuchIcebergTableError, NoSuchTableError
+
+    try:
+        return catalog.load_table(ident)
+    except NoSuchIcebergTableError:
+        raise
+    except NoSuchTableError:
+        return None
+
+
 class TableWriter(DataSourceArrowWriter):
     """Planned on the driver, pickled to executors (write) and back to the driver (commit)."""
 
@@ -141,7 +155,6 @@ class TableWriter(DataSourceArrowWriter):
     @classmethod
     def _plan(cls, opts: SourceOptions, schema: StructType, overwrite: bool) -> TableWriter:
         """plan() without the error translation."""
-        from pyiceberg.exceptions import NoSuchTableError
         from pyiceberg.table.locations import load_location_provider
         from pyiceberg.table.metadata import new_table_metadata
         from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
@@ -160,10 +173,9 @@ class TableWriter(DataSourceArrowWriter):
         self.transaction = opts.transaction
         if opts.transaction:  # plan against what the transaction has staged so far
             catalog, _ = _staging_catalog(catalog, opts.transaction)
-        try:
-            table = catalog.load_table(ident)
-        except NoSuchTableError:
-            table = None
+        # absent: created by the job; a non-Iceberg table of that name (NoSuchIcebergTable
+        # Error) is refused here, as a read of it is, before any task writes a file
+        table = _existing_table(catalog, ident)
         if table is not None:
             metadata, self.metadata_location = table.metadata, table.metadata_location
             self.base_snapshot_id = metadata.current_snapshot_id
@@ -357,7 +369,11 @@ class TableWriter(DataSourceArrowWriter):
         )
 
     def _commit(self, files: list[Any]) -> None:
-        from pyiceberg.exceptions import NoSuchTableError, TableAlreadyExistsError
+        from pyiceberg.exceptions import (
+            NoSuchIcebergTableError,
+            NoSuchTableError,
+            TableAlreadyExistsError,
+        )
         from pyiceberg.table import CreateTableTransaction, StagedTable
 
         catalog = open_catalog(self.props)
@@ -366,9 +382,10 @@ class TableWriter(DataSourceArrowWriter):
             catalog, dtxn = _staging_catalog(catalog, self.transaction)
         props = {"trinitylake.spark.job-id": self.job_id, **self.snapshot_properties}
         try:
-            table = catalog.load_table(self.ident)
-        except NoSuchTableError:
-            table = None
+            table = _existing_table(catalog, self.ident)
+        except NoSuchIcebergTableError as exc:
+            why = f"a table that is not an Iceberg table took the name ({exc})"
+            raise self._conflict(why) from None
         if table is None and not self.created:
             raise self._conflict("the table was dropped while the job ran")
         if table is None:
@@ -390,7 +407,11 @@ class TableWriter(DataSourceArrowWriter):
                     dtxn.save()
                 return
             except TableAlreadyExistsError:
-                table = catalog.load_table(self.ident)  # another job created it meanwhile
+                try:  # another job created it meanwhile
+                    table = catalog.load_table(self.ident)
+                except NoSuchTableError as exc:  # a non-Iceberg table, or dropped again
+                    why = f"another table took the name meanwhile ({exc})"
+                    raise self._conflict(why) from None
             if self.overwrite:
                 raise self._conflict("another job created the table while this one ran")
             if not same_layout(table.metadata, self._metadata()):
