@@ -1,9 +1,11 @@
-"""Namespaces (and the absence of Iceberg views) of `TrinityCatalog`.
+"""Namespaces and views of `TrinityCatalog`.
 
 An Iceberg namespace is a TrinityLake namespace: one level, its properties the
 NamespaceDef properties; the `location` property is where new tables go, so it must lie
-in the allowed locations. TrinityLake views are ViewDefs, not Iceberg views: the Iceberg
-view API lists none.
+in the allowed locations. An Iceberg view is a TrinityLake view whose properties point
+at Iceberg view metadata (trinityfs/iceberg/pointer.py; the REST server creates and
+replaces them): the view API lists every view, as the REST server does, and loads,
+finds and drops like it. Creating and replacing views is the REST server's only.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchViewError
 from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
 
 from trinityfs.catalog import CatalogTransaction
-from trinityfs.errors import InvalidArgumentError
+from trinityfs.errors import InvalidArgumentError, StorageFileNotFoundError
 from trinityfs.iceberg.errors import iceberg_errors
+from trinityfs.iceberg.pointer import view_metadata_location_of
 
 if TYPE_CHECKING:
+    from pyiceberg.io import FileIO
     from pyiceberg.view import View
 
     from trinityfs.catalog import CatalogSnapshot
@@ -42,6 +46,9 @@ class NamespaceMixin:
         def _namespace_name(self, namespace: str | Identifier) -> str: ...
         def _table_ref(self, identifier: str | Identifier) -> tuple[str, str]: ...
         def check_location(self, location: str, what: str) -> str: ...
+        def _load_file_io(
+            self, properties: Properties = EMPTY_DICT, location: str | None = None
+        ) -> FileIO: ...
         def _get_updated_props_and_update_summary(
             self, current_properties: Properties, removals: set[str] | None, updates: Properties
         ) -> tuple[PropertiesUpdateSummary, Properties]: ...
@@ -123,28 +130,65 @@ class NamespaceMixin:
 
         return self._write(change, f"updating namespace {ns}", namespace=ns, must_exist=True)
 
-    # -- views: TrinityLake views are ViewDefs, not Iceberg views --------------------
+    # -- views: Iceberg views are TrinityLake views pointing at Iceberg view metadata --
 
     def list_views(self, namespace: str | Identifier) -> list[Identifier]:
-        """Iceberg views: none (TrinityLake views are ViewDefs; see Lakehouse.list_views)."""
-        self._namespace_name(namespace)
-        return []
+        """Every TrinityLake view of the namespace (as the REST server lists them); only
+        Iceberg views load (see `load_view`)."""
+        ns = self._namespace_name(namespace)
+        with iceberg_errors(f"listing namespace {ns}", namespace=ns, must_exist=True):
+            return [(ns, name) for name in self._view().iter_names("view", ns)]
+
+    def _view_location(self, ns: str, name: str) -> str:
+        ident = f"{ns}.{name}"
+        with iceberg_errors(f"view {ident}", table=ident, must_exist=True, kind="view"):
+            vdef = self._view().describe_view(ns, name)
+        return view_metadata_location_of(ident, vdef.properties)
 
     def view_exists(self, identifier: str | Identifier) -> bool:
-        self._table_ref(identifier)
-        return False
+        """True when `load_view` finds an Iceberg view (the REST server's HEAD)."""
+        ns, name = self._table_ref(identifier)
+        try:
+            self._view_location(ns, name)
+        except NoSuchViewError:
+            return False
+        return True
 
     def load_view(self, identifier: str | Identifier) -> View:
-        raise NoSuchViewError(
-            f"View does not exist: {'.'.join(Catalog.identifier_to_tuple(identifier))} "
-            "(TrinityLake views are not Iceberg views)"
+        """An Iceberg view (a TrinityLake view pointing at Iceberg view metadata, as the
+        REST server creates them); NoSuchViewError for any other view."""
+        from pyiceberg.view import View
+        from pyiceberg.view.metadata import ViewMetadata
+
+        ns, name = self._table_ref(identifier)
+        location = self.check_location(
+            self._view_location(ns, name), f"view {ns}.{name}: metadata location"
         )
+        try:
+            with self._load_file_io(location=location).new_input(location).open() as stream:
+                metadata = ViewMetadata.model_validate_json(stream.read())
+        except FileNotFoundError:
+            raise StorageFileNotFoundError(
+                location, f"view {ns}.{name}: its Iceberg view metadata file is missing"
+            ) from None
+        except (OSError, ValueError) as exc:
+            raise NoSuchViewError(
+                f"view {ns}.{name}: {location!r} is not readable Iceberg view metadata "
+                f"({type(exc).__name__})"
+            ) from None
+        return View((ns, name), metadata)
 
     def drop_view(self, identifier: str | Identifier) -> None:
-        raise NoSuchViewError(
-            f"View does not exist: {'.'.join(Catalog.identifier_to_tuple(identifier))} "
-            "(TrinityLake views are not Iceberg views)"
-        )
+        ns, name = self._table_ref(identifier)
+        ident = f"{ns}.{name}"
+
+        def change(txn: CatalogTransaction) -> None:
+            with iceberg_errors(
+                f"dropping view {ident}", table=ident, must_exist=True, kind="view"
+            ):
+                txn.drop_view(ns, name)
+
+        self._write(change, f"dropping view {ident}", namespace=ns)
 
     def register_view(self, identifier: str | Identifier, metadata_location: str) -> View:
         raise NotImplementedError("Iceberg views are not supported by the TrinityLake catalog")

@@ -9,13 +9,16 @@ columns of the default sort order.
 
 from __future__ import annotations
 
-from pyiceberg.exceptions import NoSuchIcebergTableError
+from collections.abc import Mapping
+
+from pyiceberg.exceptions import NoSuchIcebergTableError, NoSuchViewError
 from pyiceberg.table.metadata import TableMetadata
 
 from trinityfs.catalog.definitions import TableDef
 from trinityfs.iceberg.schema import to_tabledef_schema
 
 ICEBERG = "ICEBERG"
+TABLE_FORMAT = "table_format"  # the ViewDef property naming an Iceberg view's format
 METADATA_LOCATION = "metadata_location"
 PREVIOUS_METADATA_LOCATION = "previous_metadata_location"
 MANAGED = "MANAGED"
@@ -40,6 +43,23 @@ def metadata_location_of(ident: str, tdef: TableDef) -> str:
             f"{tdef.table_format or '(none)'!r}, no {METADATA_LOCATION})"
         )
     return location
+
+
+def view_metadata_location_of(ident: str, properties: Mapping[str, str]) -> str:
+    """Where the Iceberg view metadata of view `ident` (its ViewDef properties) is;
+    NoSuchViewError when the view is a TrinityLake view but not an Iceberg view (the
+    one rule of the Iceberg front ends: TrinityCatalog and REST)."""
+    location = properties.get(METADATA_LOCATION)
+    if properties.get(TABLE_FORMAT, "").upper() != ICEBERG or not location:
+        raise NoSuchViewError(
+            f"View does not exist: {ident} is a TrinityLake view but not an Iceberg view"
+        )
+    return location
+
+
+def view_definition(metadata_location: str) -> dict[str, dict[str, str]]:
+    """The ViewDef (as a dict) of an Iceberg view whose metadata is at the location."""
+    return {"properties": {TABLE_FORMAT: ICEBERG, METADATA_LOCATION: metadata_location}}
 
 
 def table_def(
@@ -81,4 +101,6 @@ __all__ = [
     "is_iceberg",
     "metadata_location_of",
     "table_def",
+    "view_definition",
+    "view_metadata_location_of",
 ]

@@ -31,15 +31,13 @@ from pyiceberg.view.metadata import ViewHistoryEntry, ViewMetadata, ViewVersion
 from trinityfs.catalog import CatalogSnapshot, CatalogTransaction
 from trinityfs.errors import InvalidNameError
 from trinityfs.iceberg.errors import iceberg_errors
+from trinityfs.iceberg.pointer import view_definition, view_metadata_location_of
 from trinityfs.rest import requests as rq
 from trinityfs.rest.errors import RestError, bad_request
 from trinityfs.rest.locations import LocationPolicy, safe_segment
 from trinityfs.rest.selector import Pin
 from trinityfs.rest.service import RestCatalogService, is_class_property
 
-FORMAT_KEY = "table_format"
-ICEBERG = "ICEBERG"
-LOCATION_KEY = "metadata_location"
 _SCHEMA = TypeAdapter(Schema)
 _VERSION = TypeAdapter(ViewVersion)
 
@@ -84,16 +82,11 @@ class ViewService:
             f"view {ident}", table=ident, namespace=ns, must_exist=True, kind="view"
         ):
             vdef = view.describe_view(ns, name)
-        props = dict(vdef.properties)
-        if props.get(FORMAT_KEY, "").upper() != ICEBERG or not props.get(LOCATION_KEY):
-            raise NoSuchViewError(
-                f"View does not exist: {ns}.{name} is a TrinityLake view but not an Iceberg view"
-            )
-        return props[LOCATION_KEY]
+        return view_metadata_location_of(ident, vdef.properties)
 
     @staticmethod
     def _definition(location: str) -> dict[str, Any]:
-        return {"properties": {FORMAT_KEY: ICEBERG, LOCATION_KEY: location}}
+        return view_definition(location)
 
     def _result(self, location: str, metadata: ViewMetadata) -> bytes:
         return b"".join(
