@@ -144,6 +144,12 @@ class ColumnBuffer(Mapping[str, Message]):
                 strict=True,
             )
 
+    def span(self) -> list[str]:
+        """The first and the last key (keys are strictly ascending), [] when empty."""
+        if not len(self._keys):
+            return []
+        return [self._keys[0].as_py(), self._keys[-1].as_py()]
+
     def between(self, lo: str, hi: str | None) -> list[tuple[str, str | None]]:
         """(key, value or None) with lo <= key < hi (hi None: unbounded), by key."""
         start = self._view.find(_utf8(lo))

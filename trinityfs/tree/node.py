@@ -32,6 +32,7 @@ class Node:
     buffer: MessageBuffer | ColumnBuffer = field(default_factory=MessageBuffer)
     system: dict[str, str] = field(default_factory=dict)
     location: str | None = None  # set for committed (immutable) nodes
+    _span: tuple[str, str] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.buffer, MessageBuffer | ColumnBuffer):
@@ -44,6 +45,21 @@ class Node:
     @property
     def is_committed(self) -> bool:
         return self.location is not None
+
+    def key_span(self) -> tuple[str, str] | None:
+        """(smallest, largest) key of the key table and the buffer, None when the node
+        holds neither; kept on a committed node (it never changes)."""
+        if self._span is not None:
+            return self._span
+        ends = [self.keys[0], self.keys[-1]] if self.keys else []
+        if self.buffer:
+            ends += self.buffer.span() if isinstance(self.buffer, ColumnBuffer) else self.buffer
+        if not ends:
+            return None
+        span = (min(ends), max(ends))
+        if self.location is not None:
+            self._span = span
+        return span
 
     def copy(self) -> Node:
         """A private, mutable copy (the copy-on-write step)."""

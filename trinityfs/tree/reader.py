@@ -3,6 +3,12 @@
 A message in a node's buffer is newer than anything below it, so a lookup returns the
 first message or key it meets on the way down, and a scan overlays each node's buffer on
 the merged stream of its subtree.
+
+Every child is checked against the key range its ancestors' separators give it (`Bounds`)
+when it is reached: a root that lies (a node referenced twice, or placed under the wrong
+separator) is CorruptFileError naming the node, never a listing with keys twice or a
+lookup that misses a key the tree holds. Two comparisons per level; the node's key span
+is computed once per loaded node.
 """
 
 from __future__ import annotations
@@ -15,6 +21,10 @@ from trinityfs.errors import CorruptFileError
 from trinityfs.format.paths import parse_root_node_file
 from trinityfs.tree.node import Node
 from trinityfs.tree.store import NodeStore
+
+#: (lower, upper) separators around a subtree, both exclusive; None: unbounded
+Bounds = tuple[str | None, str | None]
+UNBOUNDED: Bounds = (None, None)
 
 
 def version_of(root: Node) -> int | None:
@@ -36,7 +46,7 @@ def lookup(store: NodeStore, root: Node, key: str) -> str | None:
 
 
 def _lookup(store: NodeStore, root: Node, key: str) -> str | None:
-    node = root
+    node, bounds = root, UNBOUNDED
     while True:
         message = node.buffer.get(key)
         if message is not None:
@@ -46,7 +56,35 @@ def _lookup(store: NodeStore, root: Node, key: str) -> str | None:
             return node.values[i]
         if node.children is None:
             return None
-        node = store.resolve(node.children[i])
+        node, bounds = _child(store, node, i, bounds)
+
+
+def _child(store: NodeStore, parent: Node, i: int, bounds: Bounds) -> tuple[Node, Bounds]:
+    """Child i of `parent` and its bounds, checked: its keys and messages must lie
+    strictly between the separators around it."""
+    keys = parent.keys
+    lo = keys[i - 1] if i > 0 else bounds[0]
+    hi = keys[i] if i < len(keys) else bounds[1]
+    child = store.resolve(parent.children[i])
+    span = child.key_span()
+    if span is None:
+        return child, (lo, hi)
+    if (lo is not None and span[0] <= lo) or (hi is not None and span[1] >= hi):
+        raise CorruptFileError(
+            child.location or "a new node",
+            f"holds keys {_shown(span[0])} to {_shown(span[1])}, outside the range "
+            f"({_shown(lo)}, {_shown(hi)}) its parent {parent.location or '(new)'} gives it: "
+            "a node referenced twice or placed under the wrong separator",
+        )
+    return child, (lo, hi)
+
+
+def _shown(key: str | None) -> str:
+    """A key as the user knows it: padding stripped, cut short."""
+    if key is None:
+        return "-"
+    text = " ".join(key.split())
+    return repr(text if len(text) <= 60 else text[:57] + "...")
 
 
 def scan(
@@ -85,6 +123,7 @@ def _collect(
     hi: str | None,
     out: list[tuple[str, str]],
     limit: int | None,
+    bounds: Bounds = UNBOUNDED,
 ) -> bool:
     """Append the subtree's live pairs in [lo, hi) to `out`, up to `limit` pairs in
     `out`; False once it is full."""
@@ -93,11 +132,12 @@ def _collect(
         return False
     messages = _messages(node, lo, hi)
     if not messages:
-        return _collect_base(store, node, lo, hi, out, limit)
+        return _collect_base(store, node, lo, hi, out, limit, bounds)
     # Each message replaces or deletes at most one pair below, so `room` + len(messages)
     # pairs of the subtree hold the first `room` pairs of the merge.
     base: list[tuple[str, str]] = []
-    _collect_base(store, node, lo, hi, base, None if room is None else room + len(messages))
+    room_below = None if room is None else room + len(messages)
+    _collect_base(store, node, lo, hi, base, room_below, bounds)
     merged = spliced(base, messages)
     out.extend(merged if room is None else merged[:room])
     return limit is None or len(out) < limit
@@ -133,6 +173,7 @@ def _collect_base(
     hi: str | None,
     out: list[tuple[str, str]],
     limit: int | None,
+    bounds: Bounds = UNBOUNDED,
 ) -> bool:
     """`_collect` without this node's buffer applied (like `_base`)."""
     keys = node.keys
@@ -143,11 +184,11 @@ def _collect_base(
             end = min(end, start + limit - len(out))
         out.extend(zip(keys[start:end], node.values[start:end], strict=True))
         return limit is None or len(out) < limit
-    children = node.children
     for i in range(start, len(keys) + 1):
         if i > 0 and hi is not None and keys[i - 1] >= hi:
             return True
-        if not _collect(store, store.resolve(children[i]), lo, hi, out, limit):
+        child, below = _child(store, node, i, bounds)
+        if not _collect(store, child, lo, hi, out, limit, below):
             return False
         if i < len(keys):
             if hi is not None and keys[i] >= hi:
@@ -193,9 +234,11 @@ def _messages(node: Node, lo: str, hi: str | None) -> list[tuple[str, str | None
     return sorted((k, m[0]) for k, m in node.buffer.items() if k >= lo and (hi is None or k < hi))
 
 
-def _scan(store: NodeStore, node: Node, lo: str, hi: str | None) -> Iterator[tuple[str, str]]:
+def _scan(
+    store: NodeStore, node: Node, lo: str, hi: str | None, bounds: Bounds = UNBOUNDED
+) -> Iterator[tuple[str, str]]:
     messages = _messages(node, lo, hi)
-    base = _base(store, node, lo, hi)
+    base = _base(store, node, lo, hi, bounds)
     if not messages:
         yield from base
         return
@@ -225,7 +268,9 @@ def _merged(
             yield mkey, mvalue
 
 
-def _base(store: NodeStore, node: Node, lo: str, hi: str | None) -> Iterator[tuple[str, str]]:
+def _base(
+    store: NodeStore, node: Node, lo: str, hi: str | None, bounds: Bounds = UNBOUNDED
+) -> Iterator[tuple[str, str]]:
     """The subtree's pairs without this node's buffer applied."""
     keys = node.keys
     start = bisect_left(keys, lo)
@@ -237,7 +282,8 @@ def _base(store: NodeStore, node: Node, lo: str, hi: str | None) -> Iterator[tup
         # child i holds keys between keys[i-1] and keys[i]
         if i > 0 and hi is not None and keys[i - 1] >= hi:
             return
-        yield from _scan(store, store.resolve(node.children[i]), lo, hi)
+        child, below = _child(store, node, i, bounds)
+        yield from _scan(store, child, lo, hi, below)
         if i < len(keys):
             if hi is not None and keys[i] >= hi:
                 return
