@@ -25,6 +25,7 @@ from trinityfs.errors import (
     AmbiguousWriteError,
     StorageError,
     StorageFileNotFoundError,
+    SymlinkInRootError,
     UnsupportedStorageError,
 )
 
@@ -73,6 +74,10 @@ def create_settled(
                 )
         except UnsupportedStorageError:
             raise
+        except SymlinkInRootError:
+            if not uncertain:
+                raise  # refused before anything was written (a link on the path)
+            failure = None  # an earlier attempt of ours may have landed: read back
         except AmbiguousWriteError as exc:
             log.warning("create of %s ambiguous (%s): reading back", what, exc)
             uncertain = True
