@@ -21,7 +21,7 @@ from trinityfs.errors import (
 )
 from trinityfs.format import trinitylake_pb2
 from trinityfs.format.integrity import verify_named_content
-from trinityfs.format.paths import validate_location
+from trinityfs.format.paths import definition_kind_problem, validate_location
 from trinityfs.lru import LRU
 
 LakehouseDef = trinitylake_pb2.LakehouseDef
@@ -168,6 +168,9 @@ def decode_definition(data: bytes, cls: type[M], path: str) -> M:
     and protobuf would read it as an empty definition.
     """
     data = bytes(data)
+    problem = definition_kind_problem(path, cls.DESCRIPTOR.name)
+    if problem is not None:
+        raise CorruptFileError(path, problem)
     try:
         verify_named_content(path, data)
     except CorruptFileError as exc:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import mmh3
 
 from trinityfs.errors import InvalidArgumentError, InvalidNameError, UnsafeLocationError
-from trinityfs.format.integrity import content_uuid, content_uuids
+from trinityfs.format.integrity import content_uuid, content_uuids, has_content_name
 from trinityfs.format.names import validate_name
 
 LATEST_HINT = "_latest_hint.txt"
@@ -205,6 +205,57 @@ def definition_locations(kind: str, ns: str, name: str | None, data: bytes) -> I
     yield validate_location(optimized_path(f"{head}{next(names)}.binpb"))
     for unique in names:  # the same checked text but for hex digits: the same verdict
         yield optimized_path(f"{head}{unique}.binpb")
+
+
+# An optimized definition path's file name: the 8 hash bits, then the kind (FORMAT.md
+# section 1: `<kind>-<ns>[-<name>]-<uuid4>.binpb`).
+_DEFINITION_NAME_RE = re.compile(r"(?:^|/)[01]{8}-(namespace|table|view)-[^/]*\.binpb$")
+_DEFINITION_CLASSES = {"NamespaceDef": "namespace", "TableDef": "table", "ViewDef": "view"}
+
+
+def definition_kind_problem(location: str, message_type: str) -> str | None:
+    """Why the definition file at `location` cannot hold a `message_type` message (its
+    name says another kind: a pointer to another object's definition), or None.
+
+    Locations that are not optimized definition paths (a lakehouse definition, a
+    description in a message) are not judged."""
+    wanted = _DEFINITION_CLASSES.get(message_type)
+    found = _DEFINITION_NAME_RE.search(location)
+    if wanted is None or found is None or found.group(1) == wanted:
+        return None
+    return (
+        f"is a {found.group(1)} definition file (by its name), read as a {wanted}'s: "
+        "a pointer to another object's definition"
+    )
+
+
+def definition_owner_problem(location: str, kind: str, ns: str, name: str | None) -> str | None:
+    """Why the definition file at `location` is not one of object `kind` `ns`.`name`
+    (None for a namespace), or None.
+
+    The kind is checked for every optimized definition path (FORMAT.md names them so).
+    The namespace and object name only for names trinityfs wrote (a content-hash UUID:
+    their name part is always `definition_locations`'), since other writers may spell
+    names in file names differently."""
+    problem = definition_kind_problem(location, _KIND_CLASSES.get(kind, ""))
+    if problem is not None or not has_content_name(location):
+        return problem
+    if _DEFINITION_NAME_RE.search(location) is None:
+        return None
+    head = f"{kind}-{_label(ns, 'namespace')}-"
+    if name is not None:
+        head += f"{_label(name, kind)}-"
+    file_name = location.rpartition("/")[2]
+    if file_name[9:].startswith(head):
+        return None
+    return (
+        f"is not a definition file of {kind} {ns if name is None else f'{ns}.{name}'} "
+        f"(its name should start with {head!r} after the hash prefix): a pointer to "
+        "another object's definition"
+    )
+
+
+_KIND_CLASSES = {kind: cls for cls, kind in _DEFINITION_CLASSES.items()}
 
 
 def new_lakehouse_def_location(data: bytes) -> str:

@@ -57,11 +57,17 @@ from trinityfs.format.keys import (
     TYPE_NAMESPACE,
     TYPE_TABLE,
     TYPE_VIEW,
+    KeyCodec,
+    ObjectKey,
     decode_type_id,
 )
 from trinityfs.format.node_decode import decode_node
 from trinityfs.format.nodefile import NodeFile
-from trinityfs.format.paths import parse_root_node_file, root_node_file
+from trinityfs.format.paths import (
+    definition_owner_problem,
+    parse_root_node_file,
+    root_node_file,
+)
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.lifecycle.exports import export_root_version, export_storage
 from trinityfs.lifecycle.gc import LiveSet, find_unreachable, scan_transactions
@@ -334,7 +340,8 @@ def _fsck(engine: Engine, report: FsckReport, threads: int) -> None:
                 f"lakehouse definition referenced by {marker.referrer(location)} is missing",
             )
     report.nodes_checked = len(marker.nodes) + len(loaded)
-    _check_definitions(storage, "", marker, keys_of, inventory, report, threads)
+    codec = KeyCodec.from_lakehouse_def(latest_ldef) if latest_ldef is not None else None
+    _check_definitions(storage, "", marker, keys_of, inventory, report, threads, codec)
     unverified.update(
         loc for loc in marker.definitions | marker.lakehouse_defs if not has_content_name(loc)
     )
@@ -457,8 +464,10 @@ def _check_definitions(
     inventory: Inventory,
     report: FsckReport,
     threads: int,
+    codec: KeyCodec | None = None,
 ) -> None:
-    """Every definition pointer resolves (in the listing) and decodes as its key's type."""
+    """Every definition pointer resolves (in the listing), decodes as its key's type and
+    (with `codec`) names a file of its key's object (`definition_owner_problem`)."""
     present = []
     for location in sorted(marker.definitions):
         if prefix + location not in inventory:
@@ -472,11 +481,18 @@ def _check_definitions(
 
     def check(location: str) -> FsckProblem | None:
         kinds = set()
-        for key in keys_of.get(location, ()):
+        for key in sorted(keys_of.get(location, ())):
             try:
                 kinds.add(decode_type_id(key[:4]))
+                owner = codec.decode(key) if codec is not None else None
             except TrinityError:
                 return FsckProblem("corrupt", prefix + location, f"points from bad key {key!r}")
+            problem = owner and definition_owner_problem(
+                location, owner.kind, owner.namespace, owner.name
+            )
+            if problem:
+                why = f"pointed to by the key of {_named(owner)}: {problem}"
+                return FsckProblem("corrupt", prefix + location, why)
         try:
             data = storage.read(location)
         except StorageFileNotFoundError:  # removed after the listing that found it
@@ -563,3 +579,8 @@ def _check_export(
         for loc, _referrer, message in marker.problems:
             report.error("corrupt", prefix + loc, f"export {name!r}: {message}")
         _check_definitions(storage, prefix, marker, keys_of, inventory, report, threads)
+
+
+def _named(key: ObjectKey) -> str:
+    """`ns` or `ns.name`, with the kind: how messages name an object."""
+    return f"{key.kind} {key.namespace}" + ("" if key.name is None else f".{key.name}")
