@@ -47,7 +47,8 @@ class DistributedTransaction(CatalogTransaction):
         if exc_type is None:
             self.commit()
         else:
-            self.txn.closed = True  # unsaved changes are dropped; the stored state stays
+            with self.txn.lock:  # after a commit another thread may be running
+                self.txn.closed = True  # unsaved changes are dropped; the stored state stays
 
     def __repr__(self) -> str:
         return f"DistributedTransaction({self.id!r}, base version {self.version})"

@@ -135,6 +135,10 @@ class DistributedTxn(Transaction):
 
     def save(self) -> None:
         """Store the pending changes so that another process can `load` them."""
+        with self.lock:
+            self._save()
+
+    def _save(self) -> None:
         self._check_open()
         self.check_alive()
         storage = self.engine.storage
@@ -181,6 +185,10 @@ class DistributedTxn(Transaction):
         After an unknown outcome (AmbiguousWriteError) calling commit again settles it:
         the version if it landed, else a new attempt.
         """
+        with self.lock:
+            return self._commit_stored()
+
+    def _commit_stored(self) -> int:
         storage = self.engine.storage
         if not self.unsettled:
             self._check_open()
@@ -215,8 +223,9 @@ class DistributedTxn(Transaction):
     def abort(self) -> None:
         """Forget the transaction everywhere: its stored state is deleted (unless a
         commit with an unknown outcome turns out to have landed: TransactionClosedError)."""
-        super().abort()
-        self.engine.storage.delete(self.location)
+        with self.lock:
+            super().abort()
+            self.engine.storage.delete(self.location)
 
 
 def begin(

@@ -3,9 +3,16 @@ own writes, the buffered writes, and the dependencies they record.
 
 `Staged` holds no commit logic: `trinityfs.txn.transaction.Transaction` adds the
 commit, and decides (`_check_open`) whether writes are still accepted.
+
+One transaction shared by threads: its reads, writes and commit take turns (`lock`),
+so a write staged while another thread commits waits, and is then refused as the
+transaction is closed, rather than being left out of the version the commit
+acknowledged.
 """
 
 from __future__ import annotations
+
+import threading
 
 from trinityfs.format.keys import KeyCodec
 from trinityfs.format.trinitylake_pb2 import IsolationLevel, LakehouseDef
@@ -53,6 +60,9 @@ class Staged:
         codec = _codec_of(base.lakehouse_def)
         self.deps.describe = lambda key: describe_key(key, codec)
         self.new_lakehouse_def: LakehouseDef | None = None
+        #: held by every read, write and commit of this transaction (re-entrant): a
+        #: caller composing several into one change may hold it around them
+        self.lock = threading.RLock()
 
     def _check_open(self) -> None:
         """Raise TransactionClosedError when writes are no longer accepted (the
@@ -71,22 +81,24 @@ class Staged:
 
     def get(self, key: str) -> str | None:
         """Read-your-writes lookup of `key`'s definition location."""
-        if key in self.pending:
-            return self.pending[key]
-        if self.isolation == _SERIALIZABLE:  # only it validates reads
-            self.deps.read_keys.add(key)
+        with self.lock:
+            if key in self.pending:
+                return self.pending[key]
+            if self.isolation == _SERIALIZABLE:  # only it validates reads
+                self.deps.read_keys.add(key)
         return self.base.get(key)
 
     def scan_prefix(
         self, prefix: str, after: str | None = None, limit: int | None = None
     ) -> list[tuple[str, str]]:
         """Keys with `prefix` (after `after`, at most `limit`), pending changes applied."""
-        if self.isolation == _SERIALIZABLE:
-            self.deps.read_ranges.append(range_of_prefix(prefix))
-        mine = self.pending.in_prefix(prefix, after)
-        if not mine:
-            return self.base.scan_prefix(prefix, after, limit)
-        return scan_overlaid(self.base, prefix, after, limit, mine)
+        with self.lock:
+            if self.isolation == _SERIALIZABLE:
+                self.deps.read_ranges.append(range_of_prefix(prefix))
+            mine = self.pending.in_prefix(prefix, after)
+            if not mine:
+                return self.base.scan_prefix(prefix, after, limit)
+            return scan_overlaid(self.base, prefix, after, limit, mine)
 
     def read_file(self, location: str) -> bytes:
         """An immutable definition file (one written by this transaction included)."""
@@ -102,41 +114,47 @@ class Staged:
         With `reapply`, a concurrent change of `key` is not a conflict by itself: after
         a lost race the write is re-applied onto the newer definition (txn/commute.py).
         """
-        self._check_open()
-        self.pending[key] = location
-        self.files[location] = data
-        self.deps.written.add(key)
-        if reapply is None:
-            self.deps.reapply.pop(key, None)
-        else:
-            self.deps.reapply[key] = reapply
+        with self.lock:
+            self._check_open()
+            self.pending[key] = location
+            self.files[location] = data
+            self.deps.written.add(key)
+            if reapply is None:
+                self.deps.reapply.pop(key, None)
+            else:
+                self.deps.reapply[key] = reapply
 
     def reapply_of(self, key: str) -> Reapply | None:
         """The re-applicable form of this transaction's write of `key`, if it has one."""
         return self.deps.reapply.get(key)
 
     def delete(self, key: str) -> None:
-        self._check_open()
-        self.pending[key] = None
-        self.deps.written.add(key)
-        self.deps.reapply.pop(key, None)
+        with self.lock:
+            self._check_open()
+            self.pending[key] = None
+            self.deps.written.add(key)
+            self.deps.reapply.pop(key, None)
 
     def require_exists(self, key: str) -> None:
         """Conflict if another commit deletes `key` (a namespace we create objects in)."""
-        self.deps.must_exist.add(key)
+        with self.lock:
+            self.deps.must_exist.add(key)
 
     def require_unchanged(self, key: str) -> None:
         """Conflict if another commit changes `key` (e.g. must stay absent)."""
-        self.deps.unchanged_keys.add(key)  # a set: bulk loads check many names
+        with self.lock:
+            self.deps.unchanged_keys.add(key)  # a set: bulk loads check many names
 
     def require_unchanged_prefix(self, prefix: str) -> None:
         """Conflict if another commit changes any key with `prefix` (a dropped namespace)."""
-        self.deps.unchanged_ranges.append(range_of_prefix(prefix))
+        with self.lock:
+            self.deps.unchanged_ranges.append(range_of_prefix(prefix))
 
     def set_lakehouse_def(self, ldef: LakehouseDef) -> None:
-        self._check_open()
-        self.new_lakehouse_def = ldef
-        self.deps.written.add(LAKEHOUSE_DEF_KEY)
+        with self.lock:
+            self._check_open()
+            self.new_lakehouse_def = ldef
+            self.deps.written.add(LAKEHOUSE_DEF_KEY)
 
     @property
     def has_changes(self) -> bool:

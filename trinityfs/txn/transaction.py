@@ -101,11 +101,12 @@ class Transaction(Staged):
         A transaction whose commit had an unknown outcome is settled first: if it
         landed, TransactionClosedError says so (it cannot be undone).
         """
-        if self._unsettled is not None:
-            self._check_open()
-        self.closed = True
-        self.pending.clear()
-        self.files.clear()
+        with self.lock:
+            if self._unsettled is not None:
+                self._check_open()
+            self.closed = True
+            self.pending.clear()
+            self.files.clear()
 
     def commit(self) -> int:
         """Commit atomically; return the new version (the base one if nothing changed).
@@ -116,8 +117,13 @@ class Transaction(Staged):
         then CommitRetriesExhaustedError, nothing committed. When the outcome of
         creating the root is unknown (AmbiguousWriteError), the transaction stays
         unsettled: calling `commit` again (or `settle`) finds out whether it landed
-        and never applies the changes twice.
+        and never applies the changes twice. A commit from another thread meanwhile
+        waits for this one (then TransactionClosedError says what it did).
         """
+        with self.lock:
+            return self._commit_under_lock()
+
+    def _commit_under_lock(self) -> int:
         if self._unsettled is not None:
             version = self._settle_unsettled()
             if version is not None:
@@ -208,9 +214,10 @@ class Transaction(Staged):
         """Settle a commit whose outcome was unknown: the version if it landed, None
         if it did not (the transaction is open again); AmbiguousWriteError while
         that still cannot be told."""
-        if self._unsettled is None:
-            return self.committed_version
-        return self._settle_unsettled()
+        with self.lock:
+            if self._unsettled is None:
+                return self.committed_version
+            return self._settle_unsettled()
 
     @property
     def unsettled(self) -> bool:
