@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import threading
+import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any, TypeVar
@@ -127,6 +129,8 @@ class CatalogSnapshot(CatalogReader):
         self.snapshot = snapshot
         self.storage_url = storage.url
         self.selection: Selection | None = None  # set by Lakehouse.view()
+        # when the oldest marker last said this version is readable (Lakehouse.check_readable)
+        self.readable_checked_at = -math.inf
 
     @property
     def created_at_millis(self) -> int:
@@ -273,9 +277,11 @@ class Lakehouse(FrontEndPrimitives):
             version = self.latest_version()
             return CatalogSnapshot(self._tree_at(version), self.storage, self.oldest_version)
         tree = self._tree_at(version)
+        snap = CatalogSnapshot(tree, self.storage, self.oldest_version)
         if not self._surely_readable(tree):
             check_not_expired(version, self.oldest_version)
-        return CatalogSnapshot(tree, self.storage, self.oldest_version)
+            snap.readable_checked_at = time.monotonic()
+        return snap
 
     def _tree_at(self, version: int) -> Snapshot:
         """`engine.snapshot(version)` for a read-only view; the last one is reused while
@@ -288,6 +294,20 @@ class Lakehouse(FrontEndPrimitives):
         tree = self.engine.snapshot_of_root(version, root)
         self._last_tree = tree
         return tree
+
+    def check_readable(self, snap: CatalogSnapshot) -> None:
+        """VersionNotFoundError when `snap`'s version was expired since it was opened: a
+        view a front end keeps is checked on every use as `at` checks a new one (the
+        oldest marker; nothing for the versions `_surely_readable` lets pass, nor within
+        the opt-in staleness bound of the last check of this view)."""
+        if self._surely_readable(snap.snapshot):
+            return
+        bound = self.freshness.max_staleness_seconds
+        now = time.monotonic()
+        if bound > 0 and now - snap.readable_checked_at <= bound:
+            return
+        check_not_expired(snap.version, self.oldest_version)
+        snap.readable_checked_at = now
 
     def _surely_readable(self, tree: Snapshot) -> bool:
         """True when no expiration can have removed `tree`'s version, so the oldest

@@ -113,8 +113,13 @@ class PathModel:
     # -- resolving ---------------------------------------------------------------------
 
     def snapshot(self, version: int) -> CatalogSnapshot:
-        """The snapshot of a version (cached: a version never changes)."""
-        return self._snapshots.get_or_load(version, lambda: self.lake.at(version))
+        """The snapshot of a version (cached: a version never changes, but another
+        process may expire it, so a kept one is checked as `Lakehouse.at` checks)."""
+        hit = self._snapshots.get(version)
+        if hit is None:
+            return self._snapshots.get_or_load(version, lambda: self.lake.at(version))
+        self.lake.check_readable(hit)
+        return hit
 
     def forget(self) -> None:
         """Drop every cached resolution and snapshot."""
