@@ -73,3 +73,35 @@ def test_an_untouched_tree_reads_whole(tmp_path):
     assert [name for name in lake.list_tables("ns")] == TABLES
     for name in TABLES[::7]:
         lake.describe_table("ns", name)
+
+
+def test_a_commit_does_not_carry_a_misplaced_node_forward():
+    """The writer checks a committed child before it copies it for a flush: a commit on
+    such a root is refused instead of writing the lie into the next version."""
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+    from tree_workloads import empty_root, new_store
+
+    from trinityfs.tree import TreeWriter
+
+    store = new_store(4)
+
+    def commit(root, changes, version):
+        new = TreeWriter(store, 4, 60, version).commit(root, changes)
+        new.system = {"created_at_millis": str(version), "lakehouse_def": "l", "previous_root": "p"}
+        store.write_new_nodes(new)
+        return new
+
+    root = empty_root()
+    for version in range(1, 60):
+        root = commit(root, {f"k{version * 7 % 500:03d}": "x"}, version)
+    assert root.children is not None and len(root.children) >= 2
+    lying = root.copy()
+    lying.children[1] = lying.children[0]
+    lo, hi = lying.keys[0], lying.keys[1] if len(lying.keys) > 1 else "k~"
+    inside = [f"k{i:03d}" for i in range(500) if lo < f"k{i:03d}" < hi][:6]
+    assert inside
+    with pytest.raises(CorruptFileError, match="outside the range"):
+        after = commit(lying, dict.fromkeys(inside, "y"), 60)
+        commit(after, {"a": "z"}, 61)  # flushes the keys above into child 1

@@ -62,13 +62,19 @@ def _lookup(store: NodeStore, root: Node, key: str) -> str | None:
 def _child(store: NodeStore, parent: Node, i: int, bounds: Bounds) -> tuple[Node, Bounds]:
     """Child i of `parent` and its bounds, checked: its keys and messages must lie
     strictly between the separators around it."""
+    child = store.resolve(parent.children[i])
+    return child, check_placed(parent, i, child, bounds)
+
+
+def check_placed(parent: Node, i: int, child: Node, bounds: Bounds = UNBOUNDED) -> Bounds:
+    """The bounds of child i of `parent` (CorruptFileError when the child's keys or
+    messages do not lie strictly between them)."""
     keys = parent.keys
     lo = keys[i - 1] if i > 0 else bounds[0]
     hi = keys[i] if i < len(keys) else bounds[1]
-    child = store.resolve(parent.children[i])
     span = child.key_span()
     if span is None:
-        return child, (lo, hi)
+        return lo, hi
     if (lo is not None and span[0] <= lo) or (hi is not None and span[1] >= hi):
         raise CorruptFileError(
             child.location or "a new node",
@@ -76,7 +82,7 @@ def _child(store: NodeStore, parent: Node, i: int, bounds: Bounds) -> tuple[Node
             f"({_shown(lo)}, {_shown(hi)}) its parent {parent.location or '(new)'} gives it: "
             "a node referenced twice or placed under the wrong separator",
         )
-    return child, (lo, hi)
+    return lo, hi
 
 
 def _shown(key: str | None) -> str:

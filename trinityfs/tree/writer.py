@@ -21,7 +21,7 @@ from trinityfs.tree.budget import FlushPolicy, buffer_bytes, message_bytes
 from trinityfs.tree.bulk import BottomUpBuilder
 from trinityfs.tree.columns import ColumnBuffer
 from trinityfs.tree.node import Message, MessageBuffer, Node
-from trinityfs.tree.reader import scan
+from trinityfs.tree.reader import check_placed, scan
 from trinityfs.tree.store import NodeStore
 
 SELF = -1  # group of messages addressed to a node's own keys
@@ -304,7 +304,9 @@ class TreeWriter:
         ref = parent.children[i]
         if isinstance(ref, Node) and ref.location is None:
             return ref
-        node = self.store.resolve(ref).copy()
+        committed = self.store.resolve(ref)
+        check_placed(parent, i, committed)  # a lying tree is refused, not carried on
+        node = committed.copy()
         parent.children[i] = node
         return node
 
