@@ -6,29 +6,18 @@ selectors() and move_namespace)."""
 from __future__ import annotations
 
 import os
-import sys
 
 import pytest
 
-from trinityfs import Lakehouse
+from tests.regression.fuse_mount import FUSE, mounted, sales_with_exports
 from trinityfs.fs import TrinityFileSystem
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fuse"))
-from fuse_helpers import FUSE, mounted
 
 pytestmark = FUSE
 
 
 @pytest.fixture
 def root(tmp_path) -> str:
-    path = str(tmp_path / "lake")
-    lake = Lakehouse.create(path)
-    lake.create_namespace("sales", {"tier": "gold"})  # 1
-    lake.create_table("sales", "orders", {"table_format": "ICEBERG"})  # 2
-    lake.create_view("sales", "big", {})  # 3
-    lake.export("2000-01-01", version=2)  # 4
-    lake.export("3", version=2)  # 5
-    return path
+    return sales_with_exports(str(tmp_path / "lake"))
 
 
 def test_export_wins_over_a_time_in_both(root: str, tmp_path) -> None:

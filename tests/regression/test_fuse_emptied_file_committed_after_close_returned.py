@@ -20,11 +20,9 @@ import sys
 
 import pytest
 
+from tests.regression.fuse_mount import FUSE, mounted, one_table
 from trinityfs import Lakehouse
 from trinityfs.format.paths import root_node_file
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fuse"))
-from fuse_helpers import FUSE, mounted
 
 pytestmark = FUSE
 
@@ -33,11 +31,7 @@ ICEBERG = {"table_format": "ICEBERG", "properties": {"owner": "ops"}}
 
 @pytest.fixture
 def root(tmp_path) -> str:
-    path = str(tmp_path / "lake")
-    lake = Lakehouse.create(path)
-    lake.create_namespace("ns")
-    lake.create_table("ns", "t", ICEBERG)
-    return path
+    return one_table(str(tmp_path / "lake"), ICEBERG)
 
 
 def _refuse_commits(root: str) -> None:

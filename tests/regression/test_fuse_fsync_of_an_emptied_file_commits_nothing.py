@@ -10,26 +10,19 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import sys
 
 import pytest
 
+from tests.regression.fuse_mount import FUSE, mounted, one_table
 from trinityfs import Lakehouse
 from trinityfs.format.paths import root_node_file
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fuse"))
-from fuse_helpers import FUSE, mounted
 
 pytestmark = FUSE
 
 
 @pytest.fixture
 def root(tmp_path) -> str:
-    path = str(tmp_path / "lake")
-    lake = Lakehouse.create(path)
-    lake.create_namespace("ns")
-    lake.create_table("ns", "t", {"table_format": "ICEBERG"})
-    return path
+    return one_table(str(tmp_path / "lake"), {"table_format": "ICEBERG"})
 
 
 def test_fsync_commits_an_emptied_file(root: str, tmp_path) -> None:

@@ -14,10 +14,7 @@ import sys
 
 import pytest
 
-from trinityfs import Lakehouse
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fuse"))
-from fuse_helpers import FUSE, mounted
+from tests.regression.fuse_mount import FUSE, mounted, one_table
 
 pytestmark = FUSE
 
@@ -26,11 +23,7 @@ DEFINITION = {"table_format": "ICEBERG", "properties": {"owner": "ops"}}
 
 @pytest.fixture
 def root(tmp_path) -> str:
-    path = str(tmp_path / "lake")
-    lake = Lakehouse.create(path)
-    lake.create_namespace("ns")
-    lake.create_table("ns", "t", DEFINITION)
-    return path
+    return one_table(str(tmp_path / "lake"), DEFINITION)
 
 
 def _sh(script: str) -> subprocess.CompletedProcess:
