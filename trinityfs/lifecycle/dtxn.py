@@ -18,10 +18,19 @@ Stored state, all in the lakehouse's own directory:
   ``trinityfs_dependencies`` (JSON) carries the conflict dependencies, so that a
   commit from another process validates exactly like one from the process that made
   the changes (namespaces that must still exist, dropped namespaces that must stay
-  empty, and under SERIALIZABLE the keys and ranges read). Readers of the format ignore
-  unknown system rows.
+  empty, and under SERIALIZABLE the keys and ranges read), and names the transaction
+  and its base version (`load` refuses a running root of another transaction or
+  base). Readers of the format ignore unknown system rows.
 - The definition files of pending puts, written by `save` (a commit writes only what
   was added since the last save).
+
+The root of the version a commit lands names the transaction (system row
+``trinityfs_transaction``): a process committing the same transaction at the same time
+loses the race, finds it, and is told "already committed as version N".
+
+Stored state is checked before it is trusted (`load`): what it stages must be object
+definitions of this lakehouse, its lakehouse definition must keep what is fixed at
+creation, and fields or isolation levels of a newer trinityfs are refused.
 
 Before the first save the running root is the beginning root itself. A process that
 loads a transaction gets the state of the last save. Saves from two processes at once
@@ -48,6 +57,7 @@ from trinityfs.errors import (
     InvalidArgumentError,
     StorageError,
     StorageFileNotFoundError,
+    TransactionClosedError,
     TransactionExpiredError,
     TransactionNotFoundError,
     TrinityError,
@@ -60,7 +70,7 @@ from trinityfs.format.definitions import (
     validate_lakehouse_def,
 )
 from trinityfs.format.integrity import add_checksum_trailer, split_checksum_trailer
-from trinityfs.format.keys import KEY_LAKEHOUSE_DEF
+from trinityfs.format.keys import KEY_LAKEHOUSE_DEF, KEY_PREVIOUS_ROOT, KeyCodec
 from trinityfs.format.paths import (
     new_lakehouse_def_location,
     new_node_location,
@@ -69,16 +79,25 @@ from trinityfs.format.paths import (
     transaction_location,
 )
 from trinityfs.format.trinitylake_pb2 import LakehouseDef, TransactionDef
+from trinityfs.lifecycle.dtxn_checks import (
+    check_known,
+    same_lakehouse,
+    special_file,
+    staged_definition_problem,
+)
 from trinityfs.storage.settle import create_settled, forget_unsettled, settle, unsettled
 from trinityfs.txn.conflicts import LAKEHOUSE_DEF_KEY, Dependencies
 from trinityfs.txn.engine import Engine, now_millis
-from trinityfs.txn.publish import build_root
+from trinityfs.txn.publish import build_root, first_missing
 from trinityfs.txn.snapshot import Snapshot
 from trinityfs.txn.transaction import Transaction
 
 log = logging.getLogger(__name__)
 
 DEPENDENCIES_ROW = "trinityfs_dependencies"
+# the root of the version a distributed transaction committed names it (readers ignore
+# the row): a process committing the same transaction at the same time finds it
+COMMITTED_ROW = "trinityfs_transaction"
 
 
 class DistributedTxn(Transaction):
@@ -90,6 +109,8 @@ class DistributedTxn(Transaction):
         super().__init__(engine, base, tdef.isolation_level)
         self.tdef = tdef
         self.began_at_millis = tdef.began_at_millis
+        self._present: set[str] = set()  # staged definitions known to be stored
+        self.root_rows = {COMMITTED_ROW: tdef.id}
 
     @property
     def id(self) -> str:
@@ -110,6 +131,28 @@ class DistributedTxn(Transaction):
                 f"distributed transaction {self.id} expired at {self.tdef.expire_at_millis} "
                 f"({now - self.tdef.expire_at_millis} ms ago); nothing was committed"
             )
+
+    def _rebase(self, base: Snapshot, ldef_location: str) -> tuple[Snapshot, str]:
+        """After a lost race: first, whether the winner was this very transaction,
+        committed by another process at the same time (then nothing lands twice)."""
+        self._check_committed_elsewhere(base.version)
+        return super()._rebase(base, ldef_location)
+
+    def _check_committed_elsewhere(self, after: int) -> None:
+        """TransactionClosedError "already committed as version N" when a version above
+        `after` is this transaction's (its root names it, COMMITTED_ROW)."""
+        roots = self.engine.roots
+        for version in range(after + 1, roots.latest_version() + 1):
+            try:
+                committed_by = roots.load(version).system.get(COMMITTED_ROW)
+            except VersionNotFoundError:
+                continue  # expired: the validation after this says so
+            if committed_by == self.id:
+                self._committed(version)
+                raise TransactionClosedError(
+                    f"distributed transaction {self.id} was already committed as version "
+                    f"{version} (by another process, at the same time); nothing more landed"
+                )
 
     # -- a root that landed late (trinityfs.txn.transaction) ------------------------
 
@@ -161,7 +204,7 @@ class DistributedTxn(Transaction):
                 budget=self.engine.budget(base.lakehouse_def),
                 lakehouse_def=ldef_location,
                 previous=base,
-                extra={DEPENDENCIES_ROW: _dependencies_to_json(self.deps)},
+                extra={DEPENDENCIES_ROW: _dependencies_to_json(self.deps, self.id, base.version)},
             )
             running = new_node_location(data)
             storage.write_immutable(running, data)
@@ -175,6 +218,7 @@ class DistributedTxn(Transaction):
             )
         storage.write(self.location, encode_transaction_def(tdef))
         self.tdef = tdef
+        self._present.update(self.files)
         self.files.clear()  # stored now; reads fall back to storage
 
     # -- commit and abort ---------------------------------------------------------
@@ -197,6 +241,7 @@ class DistributedTxn(Transaction):
                 raise TransactionNotFoundError(
                     f"distributed transaction {self.id} was committed or aborted elsewhere"
                 )
+            self._check_staged_definitions()
         try:
             version = super().commit()
         except BaseException:
@@ -207,6 +252,26 @@ class DistributedTxn(Transaction):
             raise
         self._remove_stored(version)
         return version
+
+    def _check_staged_definitions(self) -> None:
+        """Refuse to land a version referencing a staged definition that is not stored
+        (loaded state that lies, or was damaged): CorruptFileError naming it, before
+        anything is written. One existence check per definition a save stored
+        elsewhere (in parallel batches); those this process wrote or checked are not
+        checked again."""
+        unchecked = {
+            location: key
+            for key, location in self.pending.items()
+            if location is not None and location not in self.files and location not in self._present
+        }
+        gone = first_missing(self.engine.storage, unchecked)
+        if gone is not None:
+            raise CorruptFileError(
+                self.location,
+                f"the staged definition of {self.deps.describe(unchecked[gone])}, {gone}, "
+                "is not stored; nothing was committed",
+            )
+        self._present.update(unchecked)
 
     def _remove_stored(self, version: int) -> None:
         try:
@@ -342,9 +407,14 @@ def read_transaction_def(engine: Engine, txn_id: str) -> TransactionDef:
 
 
 def load(engine: Engine, txn_id: str) -> DistributedTxn:
-    """The transaction as of its last save, ready for more changes or a commit."""
+    """The transaction as of its last save, ready for more changes or a commit.
+
+    What the stored state points to is checked before it is trusted (`_load_running`):
+    a transaction file can be rewritten, and its running root replaced, by anyone.
+    """
     tdef = read_transaction_def(engine, txn_id)
     location = transaction_location(txn_id)
+    check_known(tdef, location)
     now = now_millis()
     if now >= tdef.expire_at_millis:
         raise TransactionExpiredError(
@@ -359,32 +429,84 @@ def load(engine: Engine, txn_id: str) -> DistributedTxn:
     try:
         base = engine.snapshot(base_version)
     except VersionNotFoundError:
+        latest = engine.roots.latest_version()
+        if base_version > latest:
+            raise CorruptFileError(
+                location,
+                f"beginning root is version {base_version}, above the latest version {latest}",
+            ) from None
         raise TransactionExpiredError(
             f"distributed transaction {txn_id} began at version {base_version}, which was expired"
         ) from None
     txn = DistributedTxn(engine, base, tdef)
     running_location = tdef.running_root_node_file_path
     if running_location and running_location != tdef.beginning_root_node_file_path:
-        running = engine.roots.load_location(running_location)
-        for key, (value, version) in running.buffer.items():
-            if version == base_version + 1:
-                txn.pending[key] = value
-        ldef_location = running.system.get(KEY_LAKEHOUSE_DEF)
-        if ldef_location is not None and ldef_location != base.lakehouse_def_location:
-            ldef = decode_definition(
-                engine.storage.read_immutable(ldef_location), LakehouseDef, ldef_location
-            )
-            txn.new_lakehouse_def = validate_lakehouse_def(ldef)
-        txn.deps = _dependencies_from_json(running.system.get(DEPENDENCIES_ROW), running_location)
-        txn.deps.written.update(txn.pending)
-        if txn.new_lakehouse_def is not None:
-            txn.deps.written.add(LAKEHOUSE_DEF_KEY)
+        _load_running(txn, running_location, location)
     return txn
 
 
-def _dependencies_to_json(deps: Dependencies) -> str:
+def _load_running(txn: DistributedTxn, running_location: str, location: str) -> None:
+    """Take the pending changes and dependencies of `txn` from its running root, after
+    checking that the root is this transaction's, built on its beginning root, and
+    that what it stages can be committed."""
+    engine, base = txn.engine, txn.base
+    special = special_file(running_location, node_ok=True)
+    if special is not None:
+        raise CorruptFileError(location, f"running root {running_location!r} is {special}")
+    running = engine.roots.load_location(running_location)
+    deps, saved_by = _dependencies_from_json(running.system.get(DEPENDENCIES_ROW), running_location)
+    built_on = running.system.get(KEY_PREVIOUS_ROOT)
+    if saved_by.get("txn", txn.id) != txn.id:
+        raise CorruptFileError(
+            location,
+            f"running root {running_location} was saved by distributed transaction "
+            f"{str(saved_by['txn'])[:80]!r}, not this one",
+        )
+    beginning = base.version
+    other_base = None
+    if built_on is not None and built_on != root_node_file(beginning):
+        built = parse_root_node_file(built_on)
+        other_base = f"version {built}" if built is not None else repr(built_on[:80])
+    elif saved_by.get("base", beginning) != beginning:
+        other_base = f"version {str(saved_by['base'])[:20]}"
+    if other_base is not None:
+        raise CorruptFileError(
+            location,
+            f"running root {running_location} was built on {other_base}, not on the "
+            f"beginning root (version {beginning})",
+        )
+    deps.describe = txn.deps.describe  # names objects, never padded keys
+    codec = KeyCodec.from_lakehouse_def(base.lakehouse_def)
+    for key, (value, version) in running.buffer.items():
+        if version == beginning + 1:
+            problem = None if value is None else staged_definition_problem(key, value, codec)
+            if problem is not None:
+                raise CorruptFileError(
+                    running_location,
+                    f"the staged definition of {deps.describe(key)}, {value!r}, {problem}",
+                )
+            txn.pending[key] = value
+    ldef_location = running.system.get(KEY_LAKEHOUSE_DEF)
+    if ldef_location is not None and ldef_location != base.lakehouse_def_location:
+        ldef = decode_definition(
+            engine.storage.read_immutable(ldef_location), LakehouseDef, ldef_location
+        )
+        txn.new_lakehouse_def = same_lakehouse(
+            validate_lakehouse_def(ldef), base.lakehouse_def, running_location
+        )
+    txn.deps = deps
+    txn.deps.written.update(txn.pending)
+    if txn.new_lakehouse_def is not None:
+        txn.deps.written.add(LAKEHOUSE_DEF_KEY)
+
+
+def _dependencies_to_json(deps: Dependencies, txn_id: str, base: int) -> str:
+    """The dependencies row of a running root; it also names the transaction that
+    saved it and its base version (checked by `load`; rows saved before have neither)."""
     return json.dumps(
         {
+            "txn": txn_id,
+            "base": base,
             "written": sorted(deps.written),
             "must_exist": sorted(deps.must_exist),
             # single keys as one-key ranges: the layout saved transactions already use
@@ -398,12 +520,14 @@ def _dependencies_to_json(deps: Dependencies) -> str:
     )
 
 
-def _dependencies_from_json(text: str | None, location: str) -> Dependencies:
+def _dependencies_from_json(text: str | None, location: str) -> tuple[Dependencies, dict]:
+    """(the dependencies, {"txn": id, "base": version} as far as the row names them)."""
     deps = Dependencies()
     if not text:
-        return deps
+        return deps, {}
     try:
         data = json.loads(text)
+        saved_by = {k: data[k] for k in ("txn", "base") if k in data}
         deps.written = set(data.get("written", ()))
         deps.must_exist = set(data.get("must_exist", ()))
         for lo, hi in data.get("unchanged_ranges", ()):
@@ -415,4 +539,4 @@ def _dependencies_from_json(text: str | None, location: str) -> Dependencies:
         deps.read_ranges = [(lo, hi) for lo, hi in data.get("read_ranges", ())]
     except (ValueError, TypeError, AttributeError) as exc:
         raise CorruptFileError(location, f"unreadable {DEPENDENCIES_ROW} row: {exc}") from None
-    return deps
+    return deps, saved_by

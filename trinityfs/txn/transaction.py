@@ -77,6 +77,8 @@ class Transaction(Staged):
 
     #: distributed transactions may be built on an old version: re-validate it
     source_may_be_old = False
+    #: system rows the root this transaction commits carries besides the format's
+    root_rows: dict[str, str] | None = None
 
     def _check_open(self) -> None:
         if self._unsettled is not None:
@@ -441,6 +443,7 @@ class Transaction(Staged):
             previous=base,
             compression=node_file_compression(ldef),
             written_out=self._written_nodes,
+            extra=self.root_rows,
         )
 
     def _rebase(self, base: Snapshot, ldef_location: str) -> tuple[Snapshot, str]:
