@@ -140,7 +140,17 @@ class DistributedTxn(Transaction):
 
     def _check_committed_elsewhere(self, after: int) -> None:
         """TransactionClosedError "already committed as version N" when a version above
-        `after` is this transaction's (its root names it, COMMITTED_ROW)."""
+        `after` is this transaction's."""
+        version = self._committed_elsewhere(after)
+        if version is not None:
+            self._committed(version)
+            raise TransactionClosedError(
+                f"distributed transaction {self.id} was already committed as version "
+                f"{version} (by another process, at the same time); nothing more landed"
+            )
+
+    def _committed_elsewhere(self, after: int) -> int | None:
+        """The version above `after` whose root names this transaction (COMMITTED_ROW)."""
         roots = self.engine.roots
         for version in range(after + 1, roots.latest_version() + 1):
             try:
@@ -148,11 +158,8 @@ class DistributedTxn(Transaction):
             except VersionNotFoundError:
                 continue  # expired: the validation after this says so
             if committed_by == self.id:
-                self._committed(version)
-                raise TransactionClosedError(
-                    f"distributed transaction {self.id} was already committed as version "
-                    f"{version} (by another process, at the same time); nothing more landed"
-                )
+                return version
+        return None
 
     # -- a root that landed late (trinityfs.txn.transaction) ------------------------
 
@@ -287,10 +294,23 @@ class DistributedTxn(Transaction):
 
     def abort(self) -> None:
         """Forget the transaction everywhere: its stored state is deleted (unless a
-        commit with an unknown outcome turns out to have landed: TransactionClosedError)."""
+        commit with an unknown outcome turns out to have landed: TransactionClosedError).
+        When the stored state was already gone and another process committed the
+        transaction, TransactionClosedError says as which version (it cannot be undone);
+        aborted elsewhere, this abort is a no-op."""
         with self.lock:
             super().abort()
-            self.engine.storage.delete(self.location)
+            storage = self.engine.storage
+            stored = storage.exists(self.location)
+            storage.delete(self.location)
+            if stored or self.committed_version is not None:
+                return
+            version = self._committed_elsewhere(self.base.version)
+            if version is not None:
+                raise TransactionClosedError(
+                    f"distributed transaction {self.id} was committed as version {version} "
+                    "by another process; it cannot be aborted"
+                )
 
 
 def begin(
