@@ -5,9 +5,10 @@ ViewDef's bytes as a TableDef) or the namespace's, and fsck found nothing, altho
 FORMAT.md names every definition file after its kind, namespace and object.
 
 Now a definition file whose name says another kind is refused by every reader
-(CorruptFileError naming the file: `decode_definition` checks the kind), and fsck reports
-a key pointing at any other object's definition file (kind, namespace or name), naming the
-file and the key's object. Names are compared only where trinityfs wrote them (a
+(CorruptFileError naming the file: `decode_definition` checks the kind), the catalog
+reader refuses one of another object of the same kind, and fsck reports a key pointing at
+any other object's definition file (kind, namespace or name), naming the file and the
+key's object. Names are compared only where trinityfs wrote them (a
 content-hash UUID); the kind for every optimized definition path."""
 
 from __future__ import annotations
@@ -64,3 +65,17 @@ def test_fsck_reports_a_table_key_pointing_at_another_tables_definition(tmp_path
     assert "table-ns-t2-" in problem.location
     assert "table ns.t1" in problem.message and "'table-ns-t1-'" in problem.message
     assert problem.versions  # attributed to the versions that reach it
+
+
+def test_a_table_key_pointing_at_another_tables_definition_is_refused(tmp_path):
+    """Same kind, another name: describe_table and the catalog's definition reads (fs
+    cat, Spark, reclaim) answered t2's definition for t1."""
+    lake = _lake_pointing_t1_at(tmp_path, "t2")
+    fresh = Lakehouse.open(lake.url)
+    with pytest.raises(CorruptFileError, match=r"table-ns-t2-.*not a definition file of table"):
+        fresh.describe_table("ns", "t1")
+    view = fresh.at(fresh.latest_version())
+    ref = next(r for r in view.iter_objects("ns") if r.name == "t1")
+    with pytest.raises(CorruptFileError, match=r"ns\.t1"):
+        view.read_definition(ref, view.object_location("table", "ns", "t1"))
+    assert fresh.describe_table("ns", "t2").properties["who"] == "t2"

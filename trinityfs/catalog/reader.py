@@ -19,6 +19,7 @@ from trinityfs.errors import CorruptFileError, NamespaceNotFoundError, ObjectNot
 from trinityfs.format.definitions import decode_definition
 from trinityfs.format.keys import KeyCodec
 from trinityfs.format.names import validate_name
+from trinityfs.format.paths import definition_owner_problem
 from trinityfs.format.trinitylake_pb2 import LakehouseDef, NamespaceDef, TableDef, ViewDef
 
 DEFINITION_TYPES: dict[str, type[Message]] = {
@@ -80,6 +81,17 @@ class CatalogReader:
         except CorruptFileError as exc:
             raise exc.with_version(self.version) from None
 
+    def _decode_of(
+        self, kind: Kind | str, namespace: str, name: str | None, location: str
+    ) -> Message:
+        """`_decode` of the definition file a key of `kind` `namespace`.`name` points
+        at, refused when its name says it is another object's (a node file that lies:
+        docs/FORMAT-CHOICES.md "A key pointing at another object's definition")."""
+        problem = definition_owner_problem(location, kind, namespace, name)
+        if problem is not None:
+            raise CorruptFileError(location, problem, self.version)
+        return self._decode(location, DEFINITION_TYPES[kind])
+
     # -- names ----------------------------------------------------------------------
 
     def _max_bytes(self, kind: Kind) -> int:
@@ -109,7 +121,7 @@ class CatalogReader:
 
     def describe_namespace(self, namespace: str) -> NamespaceDef:
         location = self._namespace_location(namespace)
-        return self._decode(location, NamespaceDef)
+        return self._decode_of("namespace", namespace, None, location)
 
     def namespace_properties(self, namespace: str) -> dict[str, str]:
         return dict(self.describe_namespace(namespace).properties)
@@ -149,7 +161,7 @@ class CatalogReader:
             raise ObjectNotFoundError(
                 f"{kind} {namespace}.{name} does not exist at version {self.version}"
             )
-        return self._decode(location, DEFINITION_TYPES[kind])
+        return self._decode_of(kind, namespace, name, location)
 
     def describe_table(self, namespace: str, name: str) -> TableDef:
         return self.describe("table", namespace, name)
@@ -298,4 +310,4 @@ class CatalogReader:
             yield ObjectRef(ok.namespace, ok.name, ok.kind), location  # type: ignore[arg-type]
 
     def read_definition(self, ref: ObjectRef, location: str) -> Message:
-        return self._decode(location, DEFINITION_TYPES[ref.kind])
+        return self._decode_of(ref.kind, ref.namespace, ref.name, location)

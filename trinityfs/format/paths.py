@@ -7,6 +7,7 @@ outside that directory.
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from collections.abc import Iterator
@@ -235,18 +236,24 @@ def definition_owner_problem(location: str, kind: str, ns: str, name: str | None
 
     The kind is checked for every optimized definition path (FORMAT.md names them so).
     The namespace and object name only for names trinityfs wrote (a content-hash UUID:
-    their name part is always `definition_locations`'), since other writers may spell
-    names in file names differently."""
+    their name part is always `definition_locations'`), since other writers may spell
+    names in file names differently. A pure function of its arguments, so answers are
+    kept (readers ask it on every definition they read)."""
+    return _owner_problem(location, kind, ns, name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _owner_problem(location: str, kind: str, ns: str, name: str | None) -> str | None:
+    found = _DEFINITION_NAME_RE.search(location)
+    if found is None:
+        return None  # not an optimized definition path: not judged
     problem = definition_kind_problem(location, _KIND_CLASSES.get(kind, ""))
-    if problem is not None or not has_content_name(location):
+    if problem is not None:
         return problem
-    if _DEFINITION_NAME_RE.search(location) is None:
-        return None
     head = f"{kind}-{_label(ns, 'namespace')}-"
     if name is not None:
         head += f"{_label(name, kind)}-"
-    file_name = location.rpartition("/")[2]
-    if file_name[9:].startswith(head):
+    if location.rpartition("/")[2][9:].startswith(head) or not has_content_name(location):
         return None
     return (
         f"is not a definition file of {kind} {ns if name is None else f'{ns}.{name}'} "
