@@ -128,7 +128,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from trinityfs.errors import InvalidArgumentError, StorageFileNotFoundError
+from trinityfs.errors import CorruptFileError, InvalidArgumentError, StorageFileNotFoundError
 from trinityfs.format.definitions import (
     DEFAULT_VERSION_MAX_AGE_MILLIS,
     DEFAULT_VERSION_MIN_TO_KEEP,
@@ -317,6 +317,12 @@ def expire(
     # 1. one listing, the markers against the roots, and the distributed transactions
     inventory = Inventory.scan(storage)
     markers = assess(storage, inventory, latest)
+    if markers.oldest_damaged:
+        # Refused as readers refuse it (a warm handle's latest did not read it): which
+        # roots may be deleted is unknown. A link: the readers' SymlinkInRootError.
+        roots.oldest_marker()
+        why = next(msg for _sev, loc, msg in markers.problems if loc == OLDEST_VERSION)
+        raise CorruptFileError(OLDEST_VERSION, f"{why}; expiration never guesses it")
     previous_oldest = markers.oldest
     transactions = scan_transactions(storage, inventory, threads)
     live_txns = [t for t in transactions if t.live(cutoff)]

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from google.protobuf.message import Message
 
 from trinityfs.errors import (
+    CorruptFileError,
     LakehouseNotFoundError,
     StorageFileNotFoundError,
     TreeInvariantError,
@@ -64,6 +65,7 @@ from trinityfs.format.keys import (
 from trinityfs.format.node_decode import decode_node
 from trinityfs.format.nodefile import NodeFile
 from trinityfs.format.paths import (
+    OLDEST_VERSION,
     definition_owner_problem,
     parse_root_node_file,
     root_node_file,
@@ -73,7 +75,7 @@ from trinityfs.lifecycle.exports import export_root_version, export_storage
 from trinityfs.lifecycle.gc import LiveSet, find_unreachable, scan_transactions
 from trinityfs.lifecycle.inventory import Inventory, StoredFile
 from trinityfs.lifecycle.mark import DEFAULT_THREADS, Marker
-from trinityfs.lifecycle.markers import assess
+from trinityfs.lifecycle.markers import assess, latest_by_listing
 from trinityfs.storage import Storage
 from trinityfs.tree import Node, NodeStore, check_tree
 from trinityfs.txn.engine import Engine, now_millis
@@ -224,8 +226,18 @@ def _fsck(engine: Engine, report: FsckReport, threads: int) -> None:
     except LakehouseNotFoundError as exc:
         report.error("missing", "", str(exc))
         return
-    for severity, location, message in assess(storage, inventory, latest).problems:
+    except CorruptFileError as exc:
+        if exc.path != OLDEST_VERSION:
+            raise
+        # readers refuse a malformed oldest marker (assess reports it, with the repair);
+        # everything else is still checked, from the roots listed
+        latest = latest_by_listing(storage, inventory)
+        oldest = None
+    markers = assess(storage, inventory, latest)
+    for severity, location, message in markers.problems:
         (report.error if severity == "error" else report.warn)("marker", location, message)
+    if oldest is None:
+        oldest = markers.oldest
     report.oldest_version, report.latest_version = oldest, latest
     roots = inventory.roots()
     for version in sorted(v for v in roots if v > latest):

@@ -4,8 +4,10 @@
 restored from a later backup, a lost latest root or two expirations racing can make
 them say something the roots do not. Expiration never deletes on their word (it
 recomputes what is live from the listed roots and repairs a lying marker); fsck
-reports what disagrees. A lying oldest marker is one that is malformed, names a
-version above the latest, or names a version whose root is gone.
+reports what disagrees. A lying oldest marker is one that names a version above the
+latest, or a version whose root is gone. A malformed one is no lie but damage: readers
+and expiration refuse it (CorruptFileError), fsck reports it (docs/FORMAT-CHOICES.md
+"A malformed oldest marker").
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class MarkerState:
     oldest_marker: int | None  # what _oldest_version.txt says (None: absent/malformed)
     hint: int | None
     listed: frozenset[int] = frozenset()  # versions whose root was listed
+    oldest_damaged: bool = False  # _oldest_version.txt is malformed or no regular file
     problems: list[tuple[str, str, str]] = field(default_factory=list)  # (severity, file, msg)
 
     @property
@@ -57,6 +60,9 @@ def assess(storage: Storage, inventory: Inventory, latest: int) -> MarkerState:
     state = MarkerState(
         latest, floor, values[OLDEST_VERSION], values[LATEST_HINT], frozenset(roots)
     )
+    state.oldest_damaged = OLDEST_VERSION in odd or (
+        texts[OLDEST_VERSION] is not None and values[OLDEST_VERSION] is None
+    )
     for location in odd:
         if location == OLDEST_VERSION:
             state.problems.append(
@@ -78,8 +84,15 @@ def assess(storage: Storage, inventory: Inventory, latest: int) -> MarkerState:
             )
     for location, text in texts.items():
         if text is not None and values[location] is None:
+            message = f"not a decimal version: {text[:40]!r}"
+            if location == OLDEST_VERSION:
+                message += (
+                    f": readers refuse to open the lakehouse (replace it with a regular "
+                    f"file holding the oldest readable version, {floor} by the roots "
+                    f"listed, or remove it and run `trinityfs expire`)"
+                )
             severity = "error" if location == OLDEST_VERSION else "warning"
-            state.problems.append((severity, location, f"not a decimal version: {text[:40]!r}"))
+            state.problems.append((severity, location, message))
     marker = state.oldest_marker
     if marker is not None and marker > latest:
         state.problems.append(
@@ -119,3 +132,19 @@ def _read(storage: Storage, location: str) -> bytes | None:
     except StorageFileNotFoundError:
         return None
     return _NOT_REGULAR if data is None else data
+
+
+def latest_by_listing(storage: Storage, inventory: Inventory) -> int:
+    """The latest version as a reader with no oldest marker finds it, from the roots
+    listed: from the hint when its root is listed, else from the oldest root listed, up
+    to the first version with no root. For fsck when the oldest marker is unreadable
+    (readers refuse it); LakehouseNotFoundError-free: 0 when no root is listed."""
+    roots = inventory.roots()
+    if not roots:
+        return 0
+    text = _read(storage, LATEST_HINT)
+    hint = parse_marker(text) if text is not None and text is not _NOT_REGULAR else None
+    latest = hint if hint is not None and hint in roots else min(roots)
+    while latest + 1 in roots:
+        latest += 1
+    return latest

@@ -347,7 +347,7 @@ def _check_not_below_oldest(engine: Engine, version: int) -> None:
         if version >= marker:
             return
         real = roots.marker_is_real(marker)
-    except StorageError as exc:
+    except (StorageError, CorruptFileError) as exc:
         raise AmbiguousWriteError(
             f"version {version} was created, but reading the oldest version marker to "
             f"confirm it is readable failed: {exc}"

@@ -154,7 +154,16 @@ class RootStore:
                 "(a copy of the link's target, if that is right), or remove it and run "
                 "`trinityfs expire`, which writes it again"
             )
-        return parse_marker(text)
+        value = parse_marker(text)
+        if value is None and location == OLDEST_VERSION:
+            raise CorruptFileError(
+                location,
+                f"not a decimal version ({text[:40]!r}): it says which versions expiration "
+                "may have deleted, so trinityfs never reads it as absent. Replace it with a "
+                "regular file holding the oldest version, or remove it and run "
+                "`trinityfs expire`, which writes it again",
+            )
+        return value
 
     def read_hint(self) -> int | None:
         return self._read_marker(LATEST_HINT)
