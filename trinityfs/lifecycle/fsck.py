@@ -482,14 +482,19 @@ def _check_definitions(
     (with `codec`) names a file of its key's object (`definition_owner_problem`)."""
     present = []
     for location in sorted(marker.definitions):
-        if prefix + location not in inventory:
+        if prefix + location in inventory:
+            present.append(location)
+            continue
+        referrer = f"{prefix}{marker.referrer(location) or '?'}"
+        odd = _not_a_file(storage, location)
+        if odd is None:
             report.error(
-                "missing",
-                prefix + location,
-                f"definition referenced by {prefix}{marker.referrer(location) or '?'} is missing",
+                "missing", prefix + location, f"definition referenced by {referrer} is missing"
             )
         else:
-            present.append(location)
+            report.error(
+                "corrupt", prefix + location, f"definition referenced by {referrer}: {odd}"
+            )
 
     def check(location: str) -> FsckProblem | None:
         kinds = set()
@@ -562,7 +567,9 @@ def _check_export(
         marker = live.marker
         keys_of = {}
     if location not in inventory:
-        report.error("export", location, f"export {name!r}: root node file is missing")
+        odd = _not_a_file(engine.storage, location)
+        what = "is missing" if odd is None else f"cannot be read: {odd}"
+        report.error("export", location, f"export {name!r}: root node file {what}")
         return
     try:
         if directory:
@@ -596,3 +603,17 @@ def _check_export(
 def _named(key: ObjectKey) -> str:
     """`ns` or `ns.name`, with the kind: how messages name an object."""
     return f"{key.kind} {key.namespace}" + ("" if key.name is None else f".{key.name}")
+
+
+def _not_a_file(storage: Storage, location: str) -> str | None:
+    """Why a file the listing did not show is there anyway, but is no regular file (a
+    symbolic link, a directory, on the path or at the name: listings skip them, readers
+    refuse them), or None when it is simply missing (or appeared since the listing)."""
+    try:
+        if storage.read_if_regular(location) is None:
+            return "is a symbolic link or not a regular file: readers refuse it"
+    except StorageFileNotFoundError:
+        return None
+    except TrinityError as exc:
+        return str(exc)
+    return None
