@@ -36,6 +36,7 @@ from trinityfs.errors import (
     CorruptFileError,
     LakehouseNotFoundError,
     StorageError,
+    StorageFileNotFoundError,
     TransactionExpiredError,
     VersionNotFoundError,
 )
@@ -386,7 +387,11 @@ def rollback(engine: Engine, target_version: int) -> int:
         latest = engine.snapshot()
         if version is not None:  # the create of `version` lost
             blocked.lost(version, latest.version)
-        verify_newly_reached(engine, target, latest, verified)
+        try:
+            verify_newly_reached(engine, target, latest, verified)
+        except StorageFileNotFoundError:
+            check_source_kept(engine, target_version, what)  # expired meanwhile: says so
+            raise
         version = latest.version + 1
         order = target.lakehouse_def.order
         data, root = build_root(
