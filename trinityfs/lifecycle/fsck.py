@@ -383,6 +383,7 @@ def _attribute_to_versions(
     if not bad:
         return
     below: dict[str, frozenset[str]] = {}
+    entered: set[str] = set()  # a ring of node files (a lie) is expanded once, not forever
 
     def bad_below(start: str) -> frozenset[str]:
         # iterative post-order over the DAG of node files (shared subtrees once)
@@ -393,6 +394,9 @@ def _attribute_to_versions(
                 continue
             targets = refs.get(loc, ())
             if not expanded:
+                if loc in entered:
+                    continue
+                entered.add(loc)
                 stack.append((loc, True))
                 stack.extend((t, False) for t in targets if t in refs and t not in below)
                 continue

@@ -42,8 +42,9 @@ def check_tree(store: NodeStore, root: Node, *, order: int, budget: int, version
         stats.messages += len(node.buffer)
         name = where(node)
         if node.location is not None and not is_root:
-            if node.location in seen:
+            if node.location in seen:  # checked once: a node that names an ancestor ends here
                 problems.append(f"{name}: node reachable twice")
+                return
             seen.add(node.location)
         n_keys = node.system.get("n_keys")
         if n_keys is not None and n_keys != str(len(node.keys)):

@@ -72,6 +72,14 @@ def check_placed(parent: Node, i: int, child: Node, bounds: Bounds = UNBOUNDED) 
     keys = parent.keys
     lo = keys[i - 1] if i > 0 else bounds[0]
     hi = keys[i] if i < len(keys) else bounds[1]
+    if child.children is not None and not child.keys:
+        # It would narrow no range: a node that names itself (or a ring of such nodes)
+        # below it would be descended forever.
+        raise CorruptFileError(
+            child.location or "a new node",
+            f"an internal node with no keys below {parent.location or '(new)'}: every node "
+            "below the root but a leaf has at least ceil(order/2) children (FORMAT.md 4)",
+        )
     span = child.key_span()
     if span is None:
         return lo, hi

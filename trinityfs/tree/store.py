@@ -76,11 +76,13 @@ class NodeStore:
             for child in node.children or ():
                 (stack if isinstance(child, Node) else frontier).append(child)
         visited: list[str] = []
+        seen: set[str] = set()  # a node that names an ancestor is read once, not forever
         reads = 0
         with self._lock:
             done = self._verified_subtrees
         while frontier:
-            todo = sorted({loc for loc in frontier if loc not in done})
+            todo = sorted({loc for loc in frontier if loc not in done and loc not in seen})
+            seen.update(todo)
             if not todo:
                 break
             reads += len(todo)
