@@ -27,7 +27,8 @@ from trinityfs.catalog.selector import (
     parse_selector,
 )
 from trinityfs.catalog.writer import Definition, PutMode, PutResult
-from trinityfs.errors import InvalidArgumentError, VersionNotFoundError
+from trinityfs.errors import CorruptFileError, InvalidArgumentError, VersionNotFoundError
+from trinityfs.format.paths import definition_owner_problem
 from trinityfs.tree import lookup
 
 if TYPE_CHECKING:
@@ -232,6 +233,11 @@ class FrontEndPrimitives:
         by definition location: those files never change."""
         if ref.kind == "namespace":
             raise InvalidArgumentError("namespaces are directories: they render no file")
+        # The cache is keyed by location: a key pointing at another object's file must be
+        # refused before a render of that file cached for its owner is served.
+        problem = definition_owner_problem(location, ref.kind, ref.namespace, ref.name)
+        if problem is not None:
+            raise CorruptFileError(location, problem, reader.version)
         storage = getattr(reader, "storage_url", self.storage.url)
         return self._renders.get(
             storage, ref.kind, location, lambda: reader.read_definition(ref, location)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, ParamSpec, TypeVar
 
 from google.protobuf.message import Message
 
@@ -27,6 +28,23 @@ from trinityfs.txn.placement import place_definition
 from trinityfs.txn.transaction import Transaction
 
 Definition = Message | dict[str, Any] | None
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _in_turn(method: Callable[P, R]) -> Callable[P, R]:
+    """Run a write of a shared CatalogTransaction while holding its transaction's lock:
+    a write is several transaction calls (a name check, then the put), so two threads
+    could both pass the check and the second silently replace the first's object."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with args[0].txn.lock:  # type: ignore[attr-defined]
+            return method(*args, **kwargs)
+
+    return wrapper
+
+
 PutMode = Literal["upsert", "create", "replace"]
 
 
@@ -150,6 +168,7 @@ class CatalogTransaction(CatalogReader):
 
     # -- namespaces -----------------------------------------------------------------
 
+    @_in_turn
     def create_namespace(
         self, namespace: str, properties: dict[str, str] | None = None, *, exist_ok: bool = False
     ) -> None:
@@ -162,6 +181,7 @@ class CatalogTransaction(CatalogReader):
         msg = NamespaceDef(properties=properties or {})
         self._store("namespace", key, namespace, None, msg)
 
+    @_in_turn
     def replace_namespace(self, namespace: str, definition: Definition) -> None:
         key = self.keys.namespace_key(namespace)
         old = self.describe_namespace(namespace)
@@ -170,6 +190,7 @@ class CatalogTransaction(CatalogReader):
             msg.id = old.id
         self._store("namespace", key, namespace, None, msg)
 
+    @_in_turn
     def set_namespace_properties(
         self, namespace: str, updates: dict[str, str] | None = None, removals=()
     ) -> None:
@@ -195,6 +216,7 @@ class CatalogTransaction(CatalogReader):
             msg.properties[name] = value
         self._store("namespace", key, namespace, None, msg, update)
 
+    @_in_turn
     def drop_namespace(self, namespace: str, *, cascade: bool = False) -> None:
         """Drop a namespace; with cascade its tables and views too, else it must be empty."""
         key = self.keys.namespace_key(namespace)
@@ -213,6 +235,7 @@ class CatalogTransaction(CatalogReader):
 
     # -- tables and views -----------------------------------------------------------
 
+    @_in_turn
     def create(self, kind: Kind, namespace: str, name: str, definition: Definition = None) -> None:
         self._valid(kind, name)
         self._require_namespace(namespace)
@@ -222,6 +245,7 @@ class CatalogTransaction(CatalogReader):
         msg = as_definition(kind, definition)
         self._store(kind, keys[kind], namespace, name, msg)
 
+    @_in_turn
     def replace(self, kind: Kind, namespace: str, name: str, definition: Definition) -> None:
         old = self.describe(kind, namespace, name)
         msg = as_definition(kind, definition)
@@ -229,12 +253,14 @@ class CatalogTransaction(CatalogReader):
             msg.id = old.id
         self._store(kind, self.keys.object_key(kind, namespace, name), namespace, name, msg)
 
+    @_in_turn
     def drop(self, kind: Kind, namespace: str, name: str) -> None:
         if self.object_location(kind, namespace, name) is None:
             self._namespace_location(namespace)
             raise ObjectNotFoundError(f"{kind} {namespace}.{name} does not exist")
         self.txn.delete(self.keys.object_key(kind, namespace, name))
 
+    @_in_turn
     def rename(
         self, kind: Kind, namespace: str, name: str, new_namespace: str, new_name: str
     ) -> None:
@@ -251,6 +277,7 @@ class CatalogTransaction(CatalogReader):
         key = self.keys.object_key(kind, new_namespace, new_name)
         self._store(kind, key, new_namespace, new_name, msg)
 
+    @_in_turn
     def put(
         self,
         kind: Kind,
@@ -323,6 +350,7 @@ class CatalogTransaction(CatalogReader):
                     base_version,
                 )
 
+    @_in_turn
     def move_namespace(
         self, namespace: str, new_namespace: str, *, merge: bool = False, replace: bool = False
     ) -> None:
@@ -387,6 +415,7 @@ class CatalogTransaction(CatalogReader):
 
     # -- the lakehouse definition ---------------------------------------------------
 
+    @_in_turn
     def set_lakehouse_def(self, ldef: LakehouseDef) -> None:
         """Commit a new LakehouseDef (properties, exports); order and name limits are fixed."""
         old = self.lakehouse_def
