@@ -21,7 +21,11 @@ from trinityfs.errors import (
     ObjectChangedError,
     ObjectNotFoundError,
 )
-from trinityfs.format.definitions import definition_from_json_dict, encode_definition
+from trinityfs.format.definitions import (
+    FIXED_LAKEHOUSE_FIELDS,
+    definition_from_json_dict,
+    encode_definition,
+)
 from trinityfs.format.trinitylake_pb2 import LakehouseDef, NamespaceDef
 from trinityfs.txn.commute import PropertyUpdate
 from trinityfs.txn.placement import place_definition
@@ -419,14 +423,7 @@ class CatalogTransaction(CatalogReader):
     def set_lakehouse_def(self, ldef: LakehouseDef) -> None:
         """Commit a new LakehouseDef (properties, exports); order and name limits are fixed."""
         old = self.lakehouse_def
-        for field in (
-            "id",
-            "major_version",
-            "order",
-            "namespace_name_max_size_bytes",
-            "table_name_max_size_bytes",
-            "view_name_max_size_bytes",
-        ):
+        for field in FIXED_LAKEHOUSE_FIELDS:
             if getattr(ldef, field) != getattr(old, field):
                 raise InvalidArgumentError(f"{field} of a lakehouse cannot change after creation")
         self.txn.set_lakehouse_def(ldef)

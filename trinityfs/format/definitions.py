@@ -57,6 +57,15 @@ DEFAULT_VERSION_MIN_TO_KEEP = 3
 # choice so that lakehouses shared with readers lacking an Arrow codec can stay plain.
 PROP_NODE_FILE_COMPRESSION = "node-file.compression"
 NODE_FILE_COMPRESSIONS = ("none", "zstd", "lz4")
+# What a lakehouse definition fixes at its creation: a new LakehouseDef keeps them.
+FIXED_LAKEHOUSE_FIELDS = (
+    "id",
+    "major_version",
+    "order",
+    "namespace_name_max_size_bytes",
+    "table_name_max_size_bytes",
+    "view_name_max_size_bytes",
+)
 
 LAKEHOUSE_DEFAULTS: dict[str, Any] = {
     "major_version": 0,

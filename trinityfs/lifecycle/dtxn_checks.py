@@ -8,6 +8,7 @@ from __future__ import annotations
 from google.protobuf import unknown_fields
 
 from trinityfs.errors import CorruptFileError, InvalidArgumentError, UnsupportedFormatVersionError
+from trinityfs.format.definitions import FIXED_LAKEHOUSE_FIELDS
 from trinityfs.format.keys import KeyCodec
 from trinityfs.format.paths import (
     EXPORTS_DIR,
@@ -37,17 +38,6 @@ def check_known(tdef: TransactionDef, location: str) -> None:
             f"{tdef.isolation_level}, which this trinityfs does not know (saved by a newer "
             "one?); load it with that one"
         )
-
-
-# What a lakehouse definition fixes at creation (CatalogTransaction.set_lakehouse_def)
-FIXED_LAKEHOUSE_FIELDS = (
-    "id",
-    "major_version",
-    "order",
-    "namespace_name_max_size_bytes",
-    "table_name_max_size_bytes",
-    "view_name_max_size_bytes",
-)
 
 
 def same_lakehouse(ldef: LakehouseDef, base: LakehouseDef, running: str) -> LakehouseDef:
