@@ -205,6 +205,15 @@ def independent_check(storage, versions: list[int]) -> list[str]:
     return problems
 
 
+def _marker_malformed(case_dir: Path) -> bool:
+    """The independent check of the oldest marker: present and not a decimal version."""
+    marker = case_dir / OLDEST_VERSION
+    if not marker.exists():
+        return False
+    text = marker.read_bytes().strip()
+    return not (text.isascii() and text.isdigit() and 0 < len(text) <= 20)
+
+
 def _names(exc: BaseException, location: str, versions: list[int]) -> bool:
     text = str(exc)
     if location in text or location.rpartition("/")[2] in text:
@@ -221,6 +230,23 @@ def run_case(pristine: Pristine, work: Path, kind: str, name: str, content: byte
     reaching = sorted(pristine.reached_by.get(location, []))
     # the newest and oldest versions reaching the file, and the latest
     versions = sorted({*reaching[:1], *reaching[-1:], pristine.latest})
+
+    # a lakehouse whose oldest marker is damaged is refused at open, naming the marker
+    # (it bounds what may be read): every reader, fsck and committer stop there
+    try:
+        Lakehouse.open(url, storage_options=NO_FSYNC)
+    except TrinityError as exc:
+        named = _names(exc, location, versions)
+        return Outcome(
+            f"{kind}: {name}",
+            "detected" if named else "unnamed-error",
+            True,  # `trinityfs fsck` exits 1 with the same error
+            _marker_malformed(case_dir),
+            "refused",
+            str(exc),
+            "refused" if kind in pristine.objects else "",
+            "refused",
+        )
 
     # reads
     read = "correct"
