@@ -117,6 +117,8 @@ def cmd_find(ctx: Context, args: argparse.Namespace) -> int:
     import fnmatch
 
     found = ctx.fs.find(args.path, withdirs=args.dirs)
+    if not found:
+        ctx.fs.info(args.path)  # a missing path is an error (as in find(1)), not no output
     if args.name is not None:
         found = [p for p in found if fnmatch.fnmatchcase(posixpath.basename(p), args.name)]
     ctx.out.emit(found, found)
