@@ -182,17 +182,50 @@ def _catalog_objects(fs: TrinityFileSystem, root: str) -> dict[str, str]:
 
 
 def _local_files(folder: Path, depth: int) -> dict[str, Path]:
-    """Relative name (without .json) -> file, at `depth` levels below `folder`."""
+    """Relative name (without .json) -> file, at `depth` levels below `folder`.
+
+    Every `<name>.json` counts, dot-names too (`.t.json` is table `.t`, which `sync`
+    down writes). An entry whose presence cannot be read, a folder that cannot be
+    listed, a dangling symlink, a directory or special file named like a definition,
+    raises naming it: `--delete` would otherwise drop that object from the catalog.
+    """
     if not folder.exists():
         return {}
     if not folder.is_dir():
         raise NotADirectoryError(f"{folder} is not a folder")
-    pattern = "*/*" + SUFFIX if depth == 2 else "*" + SUFFIX
-    return {
-        str(path.relative_to(folder).with_suffix("")).replace(os.sep, "/"): path
-        for path in sorted(folder.glob(pattern))
-        if path.is_file() and not path.name.startswith(".")
-    }
+    found: dict[str, Path] = {}
+    for entry in _entries(folder):
+        if depth == 1:
+            _add_definition(found, entry, "")
+        elif entry.is_dir():
+            for inner in _entries(Path(entry.path)):
+                _add_definition(found, inner, entry.name + "/")
+        elif entry.is_symlink():  # dangling: a namespace folder may have been meant
+            raise _unreadable(entry, "a dangling symlink")
+    return found
+
+
+def _entries(folder: Path) -> list[os.DirEntry[str]]:
+    """The folder's entries, sorted; an unreadable folder raises (Path.glob skips it)."""
+    with os.scandir(folder) as it:
+        return sorted(it, key=lambda entry: entry.name)
+
+
+def _add_definition(found: dict[str, Path], entry: os.DirEntry[str], prefix: str) -> None:
+    if not entry.name.endswith(SUFFIX) or entry.name == SUFFIX:
+        return  # not a definition file (editor backups, notes): left alone
+    if not entry.is_file():
+        what = "a dangling symlink" if entry.is_symlink() and not entry.is_dir() else None
+        raise _unreadable(entry, what or "not a regular file")
+    found[prefix + entry.name[: -len(SUFFIX)]] = Path(entry.path)
+
+
+def _unreadable(entry: os.DirEntry[str], what: str) -> OSError:
+    return OSError(
+        errno.EINVAL,
+        f"{what}: sync cannot tell whether this object should exist; nothing changed",
+        entry.path,
+    )
 
 
 def _same(local: bytes, remote: bytes, path: str) -> bool:
