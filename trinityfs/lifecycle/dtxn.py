@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import json
 import logging
+import unicodedata
 import uuid
 
 from google.protobuf import unknown_fields
@@ -55,6 +56,7 @@ from trinityfs.errors import (
     AmbiguousWriteError,
     CorruptFileError,
     InvalidArgumentError,
+    InvalidNameError,
     StorageError,
     StorageFileNotFoundError,
     TransactionClosedError,
@@ -98,6 +100,25 @@ DEPENDENCIES_ROW = "trinityfs_dependencies"
 # the root of the version a distributed transaction committed names it (readers ignore
 # the row): a process committing the same transaction at the same time finds it
 COMMITTED_ROW = "trinityfs_transaction"
+# The longest lifetime (expire_at_millis - began_at_millis) a transaction may have: 30
+# days. `begin` refuses a longer ttl, and a transaction file saying more (or expiring
+# more than this after now) is refused as corrupt and pins nothing against expiration
+# (docs/FORMAT-CHOICES.md "Distributed transaction files").
+MAX_TXN_LIFETIME_MILLIS = 30 * 24 * 3600 * 1000
+
+
+def canonical_id(txn_id: str, *, new: bool = False) -> str:
+    """A transaction id in Unicode NFC (ids that print the same name one transaction).
+    A `new` id must already be NFC: InvalidNameError names the spelling to use."""
+    if not isinstance(txn_id, str):
+        transaction_location(txn_id)  # raises the typed error for a non-str id
+    nfc = unicodedata.normalize("NFC", txn_id)
+    if new and nfc != txn_id:
+        raise InvalidNameError(
+            f"invalid transaction id {txn_id!r}: not in Unicode NFC form; it looks the same "
+            f"as {nfc!r}, which is the spelling to use"
+        )
+    return nfc
 
 
 class DistributedTxn(Transaction):
@@ -327,8 +348,13 @@ def begin(
     ttl = ldef.txn_ttl_millis if ttl_millis is None else ttl_millis
     if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl <= 0:
         raise InvalidArgumentError(f"a transaction's ttl_millis must be an int > 0, got {ttl!r}")
+    if ttl > MAX_TXN_LIFETIME_MILLIS:
+        raise InvalidArgumentError(
+            f"a transaction's ttl_millis must be at most {MAX_TXN_LIFETIME_MILLIS} (the maximum "
+            f"lifetime, 30 days), got {ttl}"
+        )
     generated = txn_id is None
-    txn_id = str(uuid.uuid4()) if txn_id is None else txn_id
+    txn_id = str(uuid.uuid4()) if txn_id is None else canonical_id(txn_id, new=True)
     location = transaction_location(txn_id)  # validates the id
     began = now_millis()
     beginning = root_node_file(base.version)
@@ -386,6 +412,8 @@ def decode_transaction_def(data: bytes, location: str) -> TransactionDef:
     tdef = decode_definition(body, TransactionDef, location)
     problem = None if verified else _structural_problem(tdef)
     if problem is None:
+        problem = _lifetime_problem(tdef)
+    if problem is None:
         try:
             named = transaction_location(tdef.id)
         except InvalidArgumentError:
@@ -414,8 +442,23 @@ def _structural_problem(tdef: TransactionDef) -> str | None:
     return None
 
 
+def _lifetime_problem(tdef: TransactionDef) -> str | None:
+    """A lifetime beyond MAX_TXN_LIFETIME_MILLIS (from its beginning, or from now): such a
+    file would pin its base version against expiration for as long as it says."""
+    lifetime = tdef.expire_at_millis - tdef.began_at_millis
+    ahead = tdef.expire_at_millis - now_millis()
+    if lifetime > MAX_TXN_LIFETIME_MILLIS or ahead > MAX_TXN_LIFETIME_MILLIS:
+        return (
+            f"expire_at_millis {tdef.expire_at_millis} is {max(lifetime, ahead)} ms after "
+            f"{'began_at_millis' if lifetime >= ahead else 'now'}, above the maximum lifetime "
+            f"of a transaction ({MAX_TXN_LIFETIME_MILLIS} ms)"
+        )
+    return None
+
+
 def read_transaction_def(engine: Engine, txn_id: str) -> TransactionDef:
     """The stored TransactionDef of `txn_id`; TransactionNotFoundError if there is none."""
+    txn_id = canonical_id(txn_id)
     location = transaction_location(txn_id)
     try:
         data = engine.storage.read(location)
@@ -432,6 +475,7 @@ def load(engine: Engine, txn_id: str) -> DistributedTxn:
     What the stored state points to is checked before it is trusted (`_load_running`):
     a transaction file can be rewritten, and its running root replaced, by anyone.
     """
+    txn_id = canonical_id(txn_id)
     tdef = read_transaction_def(engine, txn_id)
     location = transaction_location(txn_id)
     check_known(tdef, location)
