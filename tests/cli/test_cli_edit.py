@@ -69,6 +69,12 @@ def test_edit_conflict_with_a_concurrent_change(sample, with_editor, root):
     )
     result = sample("edit", "/sales/orders")
     assert result.status == 1 and "commit conflict on table sales.orders" in result.err
+    # one line, "nothing committed" once (the conflict's own "retry" said it twice)
+    assert len(result.err.strip().splitlines()) == 1
+    assert result.err.count("nothing") == 1 and "retry" not in result.err
+    kept = result.err.rsplit("your edit is in ", 1)[1].strip()
+    with open(kept) as f:
+        assert '"X"' in f.read()
 
 
 def test_edit_errors(sample, with_editor):

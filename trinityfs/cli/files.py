@@ -213,9 +213,9 @@ def cmd_edit(ctx: Context, args: argparse.Namespace) -> int:
             )
         except (ValueError, CommitConflict, FileExistsError) as exc:
             keep = True
-            raise type(exc)(
-                f"{message_of(exc)}; nothing committed, your edit is in {tmp}"
-            ) from None
+            # the conflict's own "nothing was committed, retry" would say it twice
+            reason = message_of(exc).removesuffix("; nothing was committed, retry")
+            raise type(exc)(f"{reason}; nothing committed, your edit is in {tmp}") from None
         ctx.committed(f"edit {path}", version)
         return 0
     finally:
