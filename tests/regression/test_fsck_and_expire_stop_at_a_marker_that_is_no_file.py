@@ -2,8 +2,8 @@
 `_latest_hint.txt` made them fail with SymlinkInRootError, and a FIFO there made them
 wait forever, although the hint is advisory (readers and commits have ignored such a hint
 since 4da340d, helper rate4's report). Now fsck reports it as a warning and expiration
-carries on; an oldest marker like that is refused by name, as readers refuse it, and its
-target is never written."""
+carries on; an oldest marker like that is refused by name, as readers refuse it (fsck
+reports it and checks the rest), and its target is never written."""
 
 from __future__ import annotations
 
@@ -49,13 +49,18 @@ def test_a_fifo_at_the_hint_does_not_make_fsck_or_expire_wait(tmp_path) -> None:
 
 
 def test_a_symlinked_oldest_marker_is_refused_by_name_and_its_target_kept(tmp_path) -> None:
-    """The oldest marker bounds what may be read: fsck and expire refuse it, naming it
-    and the repair (as readers do), and never write through it."""
+    """The oldest marker bounds what may be read: expire and readers refuse it, naming
+    it and the repair, and never write through it; fsck reports it as an error with the
+    repair and checks the rest (test_cli_fsck_gives_no_report_for_a_damaged_oldest_marker)."""
     lake, root = _lake(tmp_path)
     outside = tmp_path / "outside.txt"
     outside.write_text("0")
     os.symlink(outside, os.path.join(root, OLDEST_VERSION))
-    for call in (lake.fsck, lake.expire, lambda: Lakehouse.open(lake.url).latest_version()):
+    for call in (lake.expire, lambda: Lakehouse.open(lake.url).latest_version()):
         with pytest.raises(SymlinkInRootError, match=r"_oldest_version\.txt .*trinityfs expire"):
             within(WAIT, call)
+    report = within(WAIT, lake.fsck)
+    assert [(p.kind, p.location) for p in report.errors] == [("marker", OLDEST_VERSION)]
+    assert "trinityfs expire" in report.errors[0].message
+    assert report.versions_checked == 3
     assert outside.read_text() == "0"

@@ -11,6 +11,7 @@ from .output import human_bytes, millis_to_text, table
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from trinityfs.catalog import Lakehouse
     from trinityfs.fs.spec import TrinityFileSystem
 
     from .app import AddCommand
@@ -229,8 +230,22 @@ def _versions_text(versions: tuple[int, ...]) -> str:
     return "versions " + ", ".join(str(v) for v in ordered)
 
 
+def _lake_for_fsck(ctx: Context) -> Lakehouse:
+    """The lakehouse as fsck needs it: opened without `Lakehouse.open`'s check, which
+    refuses a malformed or symlinked `_oldest_version.txt` (fsck reports that marker
+    as a finding and checks everything else; it reads, never writes)."""
+    from trinityfs.catalog import Lakehouse
+    from trinityfs.storage import Storage
+
+    return Lakehouse(Storage(ctx.root, ctx.storage_options))
+
+
 def cmd_fsck(ctx: Context, args: argparse.Namespace) -> int:
-    report = ctx.lake.fsck()
+    report = _lake_for_fsck(ctx).fsck()
+    if report.latest_version is None:  # no root at all: the one line every command gives
+        from trinityfs.errors import LakehouseNotFoundError
+
+        raise LakehouseNotFoundError(report.errors[0].message)
     data = report.to_dict()
     lines = [
         f"checked versions {report.oldest_version}..{report.latest_version} "

@@ -40,6 +40,7 @@ from trinityfs.errors import (
     CorruptFileError,
     LakehouseNotFoundError,
     StorageFileNotFoundError,
+    SymlinkInRootError,
     TreeInvariantError,
     TrinityError,
 )
@@ -65,7 +66,6 @@ from trinityfs.format.keys import (
 from trinityfs.format.node_decode import decode_node
 from trinityfs.format.nodefile import NodeFile
 from trinityfs.format.paths import (
-    OLDEST_VERSION,
     definition_owner_problem,
     parse_root_node_file,
     root_node_file,
@@ -75,7 +75,7 @@ from trinityfs.lifecycle.exports import export_root_version, export_storage
 from trinityfs.lifecycle.gc import LiveSet, find_unreachable, scan_transactions
 from trinityfs.lifecycle.inventory import Inventory, StoredFile
 from trinityfs.lifecycle.mark import DEFAULT_THREADS, Marker
-from trinityfs.lifecycle.markers import assess, latest_by_listing
+from trinityfs.lifecycle.markers import assess, latest_by_listing, oldest_marker_damaged
 from trinityfs.storage import Storage
 from trinityfs.tree import Node, NodeStore, check_tree
 from trinityfs.txn.engine import Engine, now_millis
@@ -226,8 +226,8 @@ def _fsck(engine: Engine, report: FsckReport, threads: int) -> None:
     except LakehouseNotFoundError as exc:
         report.error("missing", "", str(exc))
         return
-    except CorruptFileError as exc:
-        if exc.path != OLDEST_VERSION:
+    except (CorruptFileError, SymlinkInRootError):
+        if not oldest_marker_damaged(storage):
             raise
         # readers refuse a malformed oldest marker (assess reports it, with the repair);
         # everything else is still checked, from the roots listed

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from trinityfs.errors import StorageFileNotFoundError
+from trinityfs.errors import StorageFileNotFoundError, TrinityError
 from trinityfs.format.paths import LATEST_HINT, OLDEST_VERSION
 from trinityfs.lifecycle.inventory import Inventory
 from trinityfs.storage import Storage
@@ -132,6 +132,16 @@ def _read(storage: Storage, location: str) -> bytes | None:
     except StorageFileNotFoundError:
         return None
     return _NOT_REGULAR if data is None else data
+
+
+def oldest_marker_damaged(storage: Storage) -> bool:
+    """Whether `_oldest_version.txt` is malformed, a symbolic link or no regular file:
+    what makes readers refuse to open the lakehouse (fsck reports it and goes on)."""
+    try:
+        text = _read(storage, OLDEST_VERSION)
+    except TrinityError:
+        return False
+    return text is _NOT_REGULAR or (text is not None and parse_marker(text) is None)
 
 
 def latest_by_listing(storage: Storage, inventory: Inventory) -> int:
