@@ -115,3 +115,17 @@ def test_duckdb_ddl_update_delete_through_the_server(duck, server, rest_catalog,
     assert changed.count("people") >= 4  # create, insert, update, delete
     duck.execute("DROP TABLE lake.hr.people")
     assert not cat.table_exists("hr.people")
+
+
+def test_duckdb_does_not_list_a_table_it_cannot_select(duck, server, rest_catalog, lake_root):
+    """Regression: a TrinityLake table of another format (DELTA) was listed by SHOW ALL
+    TABLES over REST although every SELECT of it failed (404). Fails on 30f7176."""
+    cat = rest_catalog()
+    cat.create_namespace("sales")
+    cat.create_table("sales.orders", SCHEMA)
+    Lakehouse.open(lake_root).create_table("sales", "events", {"table_format": "DELTA"})
+    attach(duck, server.url, "lake")
+    tables = duck.execute("SELECT database, schema, name FROM (SHOW ALL TABLES)").fetchall()
+    assert [t for t in tables if t[0] == "lake"] == [("lake", "sales", "orders")]
+    with pytest.raises(duckdb.Error):
+        duck.execute("SELECT count(*) FROM lake.sales.events")

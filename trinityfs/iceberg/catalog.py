@@ -60,6 +60,7 @@ from trinityfs.iceberg.files import TableFilesMixin
 from trinityfs.iceberg.io import STORAGE_OPTIONS, location_policy, resolve_io_properties
 from trinityfs.iceberg.multitable import MultiTableTransaction, delete_quietly, files_added_by
 from trinityfs.iceberg.namespaces import NamespaceMixin
+from trinityfs.iceberg.objects import iceberg_table
 from trinityfs.iceberg.pointer import (
     EXTERNAL,
     ICEBERG,
@@ -322,11 +323,6 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
                 raise
             return result
 
-    @staticmethod
-    def _describe(view: CatalogSnapshot | CatalogTransaction, ns: str, name: str) -> TableDef:
-        with iceberg_errors(f"loading table {ns}.{name}", table=f"{ns}.{name}", must_exist=True):
-            return view.describe_table(ns, name)
-
     def _table_from_def(self, ns: str, name: str, tdef: TableDef) -> Table:
         location = metadata_location_of(f"{ns}.{name}", tdef)
         metadata = self._read_metadata(f"{ns}.{name}", location)
@@ -342,15 +338,15 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
 
     def load_table(self, identifier: str | Identifier) -> Table:
         ns, name = self._table_ref(identifier)
-        return self._table_from_def(ns, name, self._describe(self._view(), ns, name))
+        return self._table_from_def(ns, name, iceberg_table(self._view(), ns, name))
 
     def table_exists(self, identifier: str | Identifier) -> bool:
         """True when `load_table` would find an Iceberg table (PyIceberg's meaning, as the
         REST HEAD): a TrinityLake table of another format holds the name but is no
-        Iceberg table (see `name_taken`)."""
+        Iceberg table (see `name_taken`; trinityfs/iceberg/objects.py)."""
         ns, name = self._table_ref(identifier)
         try:
-            metadata_location_of(f"{ns}.{name}", self._describe(self._view(), ns, name))
+            iceberg_table(self._view(), ns, name)
         except NoSuchTableError:  # NoSuchIcebergTableError included
             return False
         return True
@@ -466,6 +462,7 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
         ident = f"{ns}.{name}"
 
         def change(txn: CatalogTransaction) -> None:
+            iceberg_table(txn, ns, name)  # a table of another format is no Iceberg table
             txn.drop_table(ns, name)
 
         self._write(change, f"dropping table {ident}", table=ident, namespace=ns, must_exist=True)
@@ -503,11 +500,9 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
             if not txn.namespace_exists(new_ns):
                 raise NoSuchNamespaceError(f"Namespace does not exist: {new_ns}")
             what = f"renaming table {ns}.{name}"
-            with iceberg_errors(what, table=f"{ns}.{name}", must_exist=True):
-                source = txn.describe_table(ns, name)  # missing or unusable: no such table
-            # a table of another format is no Iceberg table (table_exists, load_table):
-            # refused before anything changes, as PyIceberg's Glue catalog does
-            metadata_location_of(f"{ns}.{name}", source)
+            # missing, unusable or of another format: no such (Iceberg) table, refused
+            # before anything changes, as PyIceberg's Glue catalog does
+            iceberg_table(txn, ns, name)
             # the source exists: a name the catalog refuses now is the destination's,
             # the caller's error (InvalidNameError, REST 400), not "no such table"
             with iceberg_errors(what, table=f"{ns}.{name}", target=f"{new_ns}.{new_name}"):

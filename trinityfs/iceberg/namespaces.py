@@ -4,8 +4,8 @@ An Iceberg namespace is a TrinityLake namespace: one level, its properties the
 NamespaceDef properties; the `location` property is where new tables go, so it must lie
 in the allowed locations. An Iceberg view is a TrinityLake view whose properties point
 at Iceberg view metadata (trinityfs/iceberg/pointer.py; the REST server creates and
-replaces them): the view API lists every view, as the REST server does, and loads,
-finds and drops like it. Creating and replacing views is the REST server's only.
+replaces them): the view API lists, loads, finds and drops only those, as the REST
+server does (trinityfs/iceberg/objects.py). Creating and replacing views is the REST server's only.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
 from trinityfs.catalog import CatalogTransaction
 from trinityfs.errors import InvalidArgumentError, StorageFileNotFoundError
 from trinityfs.iceberg.errors import iceberg_errors
-from trinityfs.iceberg.pointer import view_metadata_location_of
+from trinityfs.iceberg.objects import iceberg_names, view_location
 
 if TYPE_CHECKING:
     from pyiceberg.io import FileIO
@@ -81,7 +81,7 @@ class NamespaceMixin:
     def list_tables(self, namespace: str | Identifier) -> list[Identifier]:
         ns = self._namespace_name(namespace)
         with iceberg_errors(f"listing namespace {ns}", namespace=ns, must_exist=True):
-            return [(ns, name) for name in self._view().iter_names("table", ns)]
+            return [(ns, name) for name in iceberg_names(self._view(), "table", ns)]
 
     def list_namespaces(self, namespace: str | Identifier = ()) -> list[Identifier]:
         if namespace and Catalog.identifier_to_tuple(namespace) != ():
@@ -133,17 +133,14 @@ class NamespaceMixin:
     # -- views: Iceberg views are TrinityLake views pointing at Iceberg view metadata --
 
     def list_views(self, namespace: str | Identifier) -> list[Identifier]:
-        """Every TrinityLake view of the namespace (as the REST server lists them); only
-        Iceberg views load (see `load_view`)."""
+        """The Iceberg views of the namespace (trinityfs/iceberg/objects.py: other
+        TrinityLake views are not listed, as the REST server lists them)."""
         ns = self._namespace_name(namespace)
         with iceberg_errors(f"listing namespace {ns}", namespace=ns, must_exist=True):
-            return [(ns, name) for name in self._view().iter_names("view", ns)]
+            return [(ns, name) for name in iceberg_names(self._view(), "view", ns)]
 
     def _view_location(self, ns: str, name: str) -> str:
-        ident = f"{ns}.{name}"
-        with iceberg_errors(f"view {ident}", table=ident, must_exist=True, kind="view"):
-            vdef = self._view().describe_view(ns, name)
-        return view_metadata_location_of(ident, vdef.properties)
+        return view_location(self._view(), ns, name)
 
     def view_exists(self, identifier: str | Identifier) -> bool:
         """True when `load_view` finds an Iceberg view (the REST server's HEAD)."""
@@ -183,6 +180,7 @@ class NamespaceMixin:
         ident = f"{ns}.{name}"
 
         def change(txn: CatalogTransaction) -> None:
+            view_location(txn, ns, name)  # a view that is no Iceberg view is not dropped
             with iceberg_errors(
                 f"dropping view {ident}", table=ident, must_exist=True, kind="view"
             ):

@@ -22,6 +22,7 @@ from pyiceberg.table.metadata import TableMetadata
 
 from trinityfs.errors import InvalidNameError, NotFoundError, VersionNotFoundError
 from trinityfs.iceberg import TrinityCatalog
+from trinityfs.iceberg.objects import iceberg_names, iceberg_page
 from trinityfs.iceberg.pointer import metadata_location_of
 from trinityfs.lru import LRU
 from trinityfs.rest import requests as rq
@@ -228,11 +229,11 @@ class RestCatalogService:
     ) -> dict[str, Any]:
         paginate, after, limit = rq.page(token, size)
         snap = self.snapshot(pin)
-        try:
+        try:  # Iceberg tables or views only (trinityfs/iceberg/objects.py)
             if paginate:
-                names = snap.list_names(kind, ns, after, limit + 1)
+                names = iceberg_page(snap, kind, ns, after, limit + 1)
             else:
-                names = list(snap.iter_names(kind, ns))
+                names = list(iceberg_names(snap, kind, ns))
         except (NotFoundError, InvalidNameError):
             raise NoSuchNamespaceError(f"Namespace does not exist: {ns}") from None
         out: dict[str, Any] = {}

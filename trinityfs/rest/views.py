@@ -5,8 +5,8 @@ An Iceberg view is a TrinityLake view definition whose properties hold
 the warehouse, written once per change like table metadata). Create, replace, drop and
 rename are one catalog transaction each; a replace swaps the pointer only if it still
 names the metadata the change was computed from (409 CommitFailedException otherwise).
-TrinityLake views that are not Iceberg views (no metadata_location) are listed but
-cannot be loaded over REST (404).
+TrinityLake views that are not Iceberg views (no metadata_location) are no Iceberg views
+(trinityfs/iceberg/objects.py): not listed, and 404 to HEAD, GET, DELETE and rename.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from pyiceberg.view.metadata import ViewHistoryEntry, ViewMetadata, ViewVersion
 from trinityfs.catalog import CatalogSnapshot, CatalogTransaction
 from trinityfs.errors import InvalidNameError
 from trinityfs.iceberg.errors import iceberg_errors
-from trinityfs.iceberg.pointer import view_definition, view_metadata_location_of
+from trinityfs.iceberg.objects import view_location
+from trinityfs.iceberg.pointer import view_definition
 from trinityfs.rest import requests as rq
 from trinityfs.rest.errors import RestError, bad_request
 from trinityfs.rest.locations import LocationPolicy, safe_segment
@@ -77,12 +78,9 @@ class ViewService:
 
     @staticmethod
     def _pointer(view: CatalogSnapshot | CatalogTransaction, ns: str, name: str) -> str:
-        ident = f"{ns}.{name}"
-        with iceberg_errors(
-            f"view {ident}", table=ident, namespace=ns, must_exist=True, kind="view"
-        ):
-            vdef = view.describe_view(ns, name)
-        return view_metadata_location_of(ident, vdef.properties)
+        """The Iceberg view's metadata location (trinityfs/iceberg/objects.py: a view
+        that is no Iceberg view is NoSuchViewError, 404)."""
+        return view_location(view, ns, name)
 
     @staticmethod
     def _definition(location: str) -> dict[str, Any]:
@@ -211,6 +209,7 @@ class ViewService:
 
     def drop(self, ns: str, name: str) -> None:
         def change(txn: CatalogTransaction) -> None:
+            self._pointer(txn, ns, name)  # only an Iceberg view is dropped (404 as GET)
             with iceberg_errors("drop", table=f"{ns}.{name}", must_exist=True, kind="view"):
                 txn.drop_view(ns, name)
 
@@ -223,6 +222,7 @@ class ViewService:
         def change(txn: CatalogTransaction) -> None:
             if not txn.namespace_exists(new_ns):
                 raise NoSuchNamespaceError(f"Namespace does not exist: {new_ns}")
+            self._pointer(txn, ns, name)  # only an Iceberg view is renamed (404 as GET)
             txn.rename_view(ns, name, new_ns, new_name)
 
         self._commit(change, ns, name, target=f"{new_ns}.{new_name}", must_exist=True)
