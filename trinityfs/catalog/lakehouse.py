@@ -566,6 +566,13 @@ class Lakehouse(FrontEndPrimitives):
         """Check every kept version, export and transaction; list orphans."""
         return _fsck_lakehouse(self.engine)
 
+    @classmethod
+    def fsck_at(cls, url: str, *, storage_options: dict[str, Any] | None = None) -> FsckReport:
+        """`fsck` of the lakehouse at `url` without `open`'s check, which refuses a
+        malformed or symlinked oldest marker: fsck reports such a marker as a finding
+        and checks everything else (it reads, never writes)."""
+        return cls(Storage(url, storage_options)).fsck()
+
 
 def _isolation_level(isolation: str | int) -> int:
     try:

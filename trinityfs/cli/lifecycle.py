@@ -11,7 +11,6 @@ from .output import human_bytes, millis_to_text, table
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from trinityfs.catalog import Lakehouse
     from trinityfs.fs.spec import TrinityFileSystem
 
     from .app import AddCommand
@@ -230,18 +229,10 @@ def _versions_text(versions: tuple[int, ...]) -> str:
     return "versions " + ", ".join(str(v) for v in ordered)
 
 
-def _lake_for_fsck(ctx: Context) -> Lakehouse:
-    """The lakehouse as fsck needs it: opened without `Lakehouse.open`'s check, which
-    refuses a malformed or symlinked `_oldest_version.txt` (fsck reports that marker
-    as a finding and checks everything else; it reads, never writes)."""
-    from trinityfs.catalog import Lakehouse
-    from trinityfs.storage import Storage
-
-    return Lakehouse(Storage(ctx.root, ctx.storage_options))
-
-
 def cmd_fsck(ctx: Context, args: argparse.Namespace) -> int:
-    report = _lake_for_fsck(ctx).fsck()
+    from trinityfs.catalog import Lakehouse
+
+    report = Lakehouse.fsck_at(ctx.root, storage_options=ctx.storage_options)
     if report.latest_version is None:  # no root at all: the one line every command gives
         from trinityfs.errors import LakehouseNotFoundError
 
