@@ -15,7 +15,12 @@ from typing import Protocol, TypeVar
 from google.protobuf.message import Message
 
 from trinityfs.catalog.model import OBJECT_KINDS, Kind, ObjectRef
-from trinityfs.errors import CorruptFileError, NamespaceNotFoundError, ObjectNotFoundError
+from trinityfs.errors import (
+    CorruptFileError,
+    InvalidArgumentError,
+    NamespaceNotFoundError,
+    ObjectNotFoundError,
+)
 from trinityfs.format.definitions import decode_definition
 from trinityfs.format.keys import KeyCodec
 from trinityfs.format.names import validate_name
@@ -31,6 +36,16 @@ PAGE_SIZE = 1000
 T = TypeVar("T")
 _first = operator.itemgetter(0)
 _second = operator.itemgetter(1)
+
+
+def checked_limit(limit: int | None) -> int | None:
+    """`limit` of a listing: None (all) or an int >= 0. A negative, fractional or boolean
+    limit is an error, not an empty or truncated page."""
+    if limit is None or (isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0):
+        return limit
+    raise InvalidArgumentError(
+        f"a listing's limit must be a whole number >= 0 (or None for all), got {limit!r}"
+    )
 
 
 def paged(
@@ -130,6 +145,7 @@ class CatalogReader:
         self, start_after: str | None = None, limit: int | None = None
     ) -> list[str]:
         """Namespace names in order, after `start_after`, at most `limit`."""
+        limit = checked_limit(limit)
         prefix = self.keys.kind_prefix("namespace")
         after = None if start_after is None else self.keys.namespace_key(start_after)
         keys = list(map(_first, self._view.scan_prefix(prefix, after, limit)))
@@ -173,6 +189,7 @@ class CatalogReader:
         self, kind: Kind, namespace: str, start_after: str | None = None, limit: int | None = None
     ) -> list[str]:
         """Names of `kind` in a namespace, in order (one key-range scan, no definition read)."""
+        limit = checked_limit(limit)
         self._namespace_location(namespace)
         prefix = self.keys.children_prefix(kind, namespace)
         after = None
