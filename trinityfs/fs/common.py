@@ -6,6 +6,7 @@ import os
 from datetime import UTC, datetime
 from typing import Any
 
+from trinityfs.catalog.config import LakehouseConfig, read_config
 from trinityfs.catalog.paths import Place
 from trinityfs.fs.paths import (
     LATEST,
@@ -35,6 +36,47 @@ def resolve_root(root: str | os.PathLike | None) -> str:
     if "://" not in text:
         text = os.path.abspath(os.path.expanduser(text))
     return text
+
+
+OPTIONS = ("root", "storage_options", "create", "max_staleness_seconds", "verify")
+
+
+def filesystem_config(
+    root: str | os.PathLike | None,
+    storage_options: dict[str, Any] | None,
+    max_staleness_seconds: float | str | None,
+    verify: str | None,
+    extra: dict[str, Any],
+) -> LakehouseConfig:
+    """The configuration of a trinity:// filesystem, by the catalog's one reader
+    (`read_config`: arguments, then TRINITYFS_* variables, then fsspec's [trinity]
+    config). Never a silent fallback: a version pin (the `version` keyword, which fsspec
+    passes from its config, $TRINITYFS_VERSION) is refused, since paths choose versions
+    (/v/<selector>/...), and an unknown keyword is a TypeError naming it."""
+    from trinityfs.fs.errors import InvalidRequest
+
+    pin = extra.pop("version", None)
+    if extra:
+        names = ", ".join(repr(k) for k in sorted(extra))
+        raise TypeError(
+            f"TrinityFileSystem got unknown option(s) {names}; its options are {', '.join(OPTIONS)}"
+        )
+    if pin is not None and pin != "":
+        raise InvalidRequest(
+            f"TrinityFileSystem has no version option (version={pin!r}): the filesystem "
+            f"chooses versions per path; read /v/{pin}/... instead"
+        )
+    config = read_config(
+        root, storage_options, max_staleness_seconds=max_staleness_seconds, verify=verify
+    )
+    if config.version is not None:
+        source = config.sources.get("version", "")
+        where = "$TRINITYFS_VERSION" if source == "the environment" else source
+        raise InvalidRequest(
+            f"{where} pins catalog version {config.version!r}; the trinity:// filesystem "
+            f"chooses versions per path: read /v/{config.version}/... (and unset the pin)"
+        )
+    return config
 
 
 def latest_path(namespace: str | None = None, name: str | None = None) -> str:
@@ -69,11 +111,13 @@ __all__ = [
     "DEFAULT_ROOT",
     "LISTING_CACHE_ENTRIES",
     "NAMESPACE_PAGE",
+    "OPTIONS",
     "ROOT_ENV",
     "SIZE_THREADS",
     "SNAPSHOT_CACHE",
     "TWO_LEVELS",
     "default_root",
+    "filesystem_config",
     "latest_path",
     "resolve_root",
 ]

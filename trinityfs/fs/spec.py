@@ -8,8 +8,14 @@ commit, and `with fs.transaction:` makes everything inside it one commit.
 
 Options: `root` (the lakehouse URL: a local directory, memory://..., s3://...; default
 from fsspec's config / FSSPEC_TRINITY_ROOT, then TRINITYFS_ROOT, then ./lakehouse),
-`storage_options` (passed to the store, e.g. S3 endpoint and keys), `create` (create
-the lakehouse if there is none).
+`storage_options` (passed to the store, e.g. S3 endpoint and keys; merged key by key
+over $TRINITYFS_STORAGE_OPTIONS and fsspec's [trinity] storage_options), `create`
+(create the lakehouse if there is none), `max_staleness_seconds` (the catalog's opt-in
+staleness bound for "latest", else $TRINITYFS_MAX_STALENESS, else 0: every latest read
+asks storage), `verify` ("reads" or "tree", else $TRINITYFS_VERIFY). They are read by the
+catalog's one reader (`trinityfs.catalog.read_config`), as by the CLI and the mount. A
+version pin (`version=`, fsspec's [trinity] version, $TRINITYFS_VERSION) is refused:
+paths choose versions (/v/<selector>/...). Any other keyword is a TypeError.
 
 Costs: `info` is a point lookup (plus one read of the definition for a file's size);
 `ls` is one key-range scan per kind and reads no definition (a file's `size` is None in
@@ -42,6 +48,7 @@ from trinityfs.fs.common import (
     TWO_LEVELS,
     _Target,
     default_root,
+    filesystem_config,
     latest_path,
     resolve_root,
 )
@@ -77,13 +84,18 @@ class TrinityFileSystem(ReadingMixin, WritingMixin, AbstractFileSystem):
         root: str | os.PathLike | None = None,
         storage_options: dict[str, Any] | None = None,
         create: bool = False,
+        *,
+        max_staleness_seconds: float | str | None = None,
+        verify: str | None = None,
         **kwargs: Any,
     ):
         # before fsspec's __init__, which sets _intrans/_transaction (per thread: below)
         self._local = threading.local()
-        super().__init__(**kwargs)
-        self.root = resolve_root(root)
-        self.lake_storage_options = dict(storage_options or {})
+        config = filesystem_config(root, storage_options, max_staleness_seconds, verify, kwargs)
+        super().__init__()
+        self.config = config
+        self.root = config.root
+        self.lake_storage_options = dict(config.storage_options)
         self.create = bool(create)
         self._lake: Lakehouse | None = None
         self._lock = threading.RLock()
@@ -115,8 +127,14 @@ class TrinityFileSystem(ReadingMixin, WritingMixin, AbstractFileSystem):
         self._local.transaction = value
 
     def __reduce__(self):
-        kwargs = dict(self.storage_options)
-        kwargs.update(root=self.root, storage_options=self.lake_storage_options, create=self.create)
+        kwargs = dict(self.storage_options)  # what fsspec was given, then the resolved
+        kwargs.update(
+            root=self.root,
+            storage_options=self.lake_storage_options,
+            create=self.create,
+            max_staleness_seconds=self.config.max_staleness_seconds,
+            verify=self.config.verify,
+        )
         return make_instance, (type(self), (), kwargs)
 
     def __repr__(self) -> str:
@@ -144,16 +162,7 @@ class TrinityFileSystem(ReadingMixin, WritingMixin, AbstractFileSystem):
             with self._lock:
                 if self._lake is None:
                     with translate(self.root, lookup=True):
-                        if self.create:
-                            self._lake = Lakehouse.create(
-                                self.root,
-                                storage_options=self.lake_storage_options,
-                                exist_ok=True,
-                            )
-                        else:
-                            self._lake = Lakehouse.open(
-                                self.root, storage_options=self.lake_storage_options
-                            )
+                        self._lake = self.config.open(create=self.create)
         return self._lake
 
     def _current_txn(self) -> CatalogTransaction | None:
