@@ -466,12 +466,21 @@ class Lakehouse(FrontEndPrimitives):
         """Objects created, replaced or dropped going from one version to another."""
         return _versions.diff(self.engine, from_version, to_version)
 
-    def rollback(self, version: int) -> int:
-        """Roll forward to a new version whose tree equals `version`'s; returns it.
+    def rollback(self, version: int, *, expected_latest: int | None = None) -> int:
+        """Roll forward to a new version whose tree equals `version`'s; returns it (the
+        latest version, nothing committed, when its tree equals `version`'s already).
 
+        `expected_latest`: the latest version the caller saw (a dry run, a diff); when
+        another is latest at commit time, CommitConflictError naming it and nothing is
+        committed (checked by the commit's create itself, not by a read before it).
         VersionNotFoundError when `version` is (or gets, while this runs) expired.
         """
-        return _rollback(self.engine, version)
+        version = _versions.checked_version(version)
+        if expected_latest is not None:
+            expected_latest = _versions.checked_version(expected_latest)
+        landed = _rollback(self.engine, version, expected_latest=expected_latest)
+        self._saw(landed)
+        return landed
 
     # -- verification ---------------------------------------------------------------
 

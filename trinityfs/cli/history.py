@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +69,12 @@ def register(add: AddCommand) -> None:
     p = add("rollback", cmd_rollback, "commit a new version equal to an older one")
     p.add_argument("version", help="a version number, an export or an ISO-8601 time")
     p.add_argument("-n", "--dry-run", action="store_true", help="show what would change")
+    p.add_argument(
+        "--if-latest",
+        type=_count,
+        metavar="N",
+        help="only if version N is still the latest (what --dry-run saw); else exit 1",
+    )
 
 
 def summarize(changes: list[Change], info: VersionInfo, oldest: int) -> str:
@@ -239,29 +246,42 @@ def cmd_rollback(ctx: Context, args: argparse.Namespace) -> int:
     lake = ctx.lake
     target = resolve_version(lake, args.version)
     if args.dry_run:
-        latest = lake.latest_version()
+        latest = lake.latest_version(fresh=True)
+        if args.if_latest is not None and args.if_latest != latest:
+            from trinityfs.errors import CommitConflictError
+
+            raise CommitConflictError(
+                "", latest, f"the latest version is {latest}, not {args.if_latest}"
+            )
         changes = lake.diff(latest, target)
         marks = {"created": "+", "dropped": "-", "replaced": "~"}
         rows = [[marks[c.action], c.action, c.object.kind, str(c.object)] for c in changes]
+        given = f"--root {shlex.quote(args.root)} " if getattr(args, "root", None) else ""
+        command = f"trinityfs {given}rollback {shlex.quote(args.version)} --if-latest {latest}"
         ctx.out.emit(
             {
                 "dry_run": True,
                 "from": latest,
                 "to": target,
                 "changes": [_change_json(c) for c in changes],
+                "command": command,
             },
             [
-                f"rollback to version {target} would change (from version {latest}):",
+                f"rollback to version {target} would change (from the latest version {latest}):",
                 *(("  " + line) for line in table(rows)),
                 *(["  nothing"] if not rows else []),
-                "rollback: dry run, nothing changed",
+                "rollback: dry run, nothing changed; to roll back only if no commit lands "
+                "before it:",
+                f"  {command}",
             ],
         )
         return 0
-    version = lake.rollback(target)
+    latest = lake.latest_version(fresh=True)
+    version = lake.rollback(target, expected_latest=args.if_latest)
     ctx.fs.invalidate_cache()
+    changed = version > latest
     ctx.out.emit(
-        {"version": version, "rolled_back_to": target},
-        f"rollback to version {target}: version {version}",
+        {"version": version if changed else None, "changed": changed, "rolled_back_to": target},
+        f"rollback to version {target}: " + (f"version {version}" if changed else "no change"),
     )
     return 0

@@ -32,6 +32,7 @@ from itertools import chain
 
 from trinityfs.errors import (
     AmbiguousWriteError,
+    CommitConflictError,
     CommitRetriesExhaustedError,
     CorruptFileError,
     LakehouseNotFoundError,
@@ -368,8 +369,13 @@ def _check_not_below_oldest(engine: Engine, version: int) -> None:
     )
 
 
-def rollback(engine: Engine, target_version: int) -> int:
-    """Roll forward to a new version whose tree equals `target_version`'s (FORMAT.md 6).
+def rollback(engine: Engine, target_version: int, *, expected_latest: int | None = None) -> int:
+    """Roll forward to a new version whose tree equals `target_version`'s (FORMAT.md 6);
+    nothing is committed (-> the latest version) when the latest tree equals it already.
+
+    `expected_latest`: CommitConflictError, nothing committed, unless the latest version
+    is that one; the create of root `expected_latest + 1` is the check, so a commit
+    landing while the rollback runs is caught as well.
 
     The target is re-validated against the oldest readable version inside every
     attempt, right before the create: a racing expiration makes the rollback fail with
@@ -387,11 +393,24 @@ def rollback(engine: Engine, target_version: int) -> int:
         latest = engine.snapshot()
         if version is not None:  # the create of `version` lost
             blocked.lost(version, latest.version)
+        if expected_latest is not None and latest.version != expected_latest:
+            moved = expected_latest + 1 if latest.version > expected_latest else latest.version
+            raise CommitConflictError(
+                "",
+                moved,
+                f"{what}: the latest version is {latest.version}, not {expected_latest}"
+                + (f" (version {moved} landed after it)" if moved > expected_latest else "")
+                + "; nothing was committed",
+            )
+        if latest.version == target_version:
+            return latest.version
         try:
-            verify_newly_reached(engine, target, latest, verified)
+            differs = verify_newly_reached(engine, target, latest, verified)
         except StorageFileNotFoundError:
             check_source_kept(engine, target_version, what)  # expired meanwhile: says so
             raise
+        if not differs:
+            return latest.version  # the latest tree is the target's: nothing to commit
         version = latest.version + 1
         order = target.lakehouse_def.order
         data, root = build_root(
@@ -411,6 +430,14 @@ def rollback(engine: Engine, target_version: int) -> int:
         try:
             if create_root(engine, version, data, root, source=target_version):
                 return version
+            if expected_latest is not None:  # another commit created root `version`
+                raise CommitConflictError(
+                    "",
+                    version,
+                    f"{what}: version {version} landed while the rollback was committed "
+                    f"(the latest version is no longer {expected_latest}); nothing was "
+                    "committed",
+                )
         except SourceExpiredError:
             gone, undone = landed_on_expired(engine, version, root, order, latest, what)
             if gone is None:
@@ -455,17 +482,19 @@ def landed_on_expired(
 
 def verify_newly_reached(
     engine: Engine, target: Snapshot, latest: Snapshot, verified: set[str]
-) -> None:
+) -> bool:
     """Before a rollback makes the tree of `target` the latest one: verify every node
     of it and the definition of every key whose definition differs from `latest`'s
-    (`verified`: definitions already checked). A commit carries forward by name only
+    (`verified`: definitions already checked); -> whether any key differs. A commit
+    carries forward by name only
     what its base, the latest version, already reached; a rollback brings back what
     the latest did not reach, so it must read it (docs/FORMAT-CHOICES.md, "What a
     commit verifies"). CorruptFileError or StorageFileNotFoundError name the file."""
     try:
         engine.nodes(target.lakehouse_def.order).verify_below(target.root)
         codec = KeyCodec.from_lakehouse_def(target.lakehouse_def)
-        for key, (_old, location) in diff_snapshots(latest, target).items():
+        differs = diff_snapshots(latest, target)
+        for key, (_old, location) in differs.items():
             if location is None or location in verified:
                 continue
             cls = _DEFINITION_CLASSES[codec.decode(key).kind]
@@ -473,6 +502,7 @@ def verify_newly_reached(
             verified.add(location)
     except CorruptFileError as exc:
         raise exc.with_version(target.version) from None
+    return bool(differs)
 
 
 _DEFINITION_CLASSES = {"namespace": NamespaceDef, "table": TableDef, "view": ViewDef}
