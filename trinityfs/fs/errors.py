@@ -116,6 +116,16 @@ def not_empty(path: str, why: str) -> OSError:
     return _os_error(OSError, errno.ENOTEMPTY, why, path)
 
 
+def namespace_not_movable_to(path: str, target_exists: bool) -> OSError:
+    """A namespace moved (renamed) to `path`, a /<namespace>/<name> path: the one answer
+    of trinity:// and the mount. Namespaces are one level, so a directory cannot be made
+    there: EPERM, as `mkdir` of that path answers; onto an existing table or view it is
+    ENOTDIR, as rename(2) and mv(1) answer for a directory onto a file."""
+    if target_exists:
+        return not_a_directory(path, "a namespace cannot replace a table or view")
+    return not_permitted(path, "directories are namespaces, at the top level only")
+
+
 def describe_key(key: str, keys: Any = None) -> tuple[str, tuple[str, str | None] | None]:
     """A readable name of a tree key ("table ns.t") and its (namespace, name), if decodable."""
     if keys is not None:
@@ -234,6 +244,7 @@ __all__ = [
     "exists",
     "is_a_directory",
     "message_of",
+    "namespace_not_movable_to",
     "not_a_directory",
     "not_empty",
     "not_found",

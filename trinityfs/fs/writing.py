@@ -22,6 +22,7 @@ from trinityfs.fs.errors import (
     InvalidRequest,
     exists,
     is_a_directory,
+    namespace_not_movable_to,
     not_a_directory,
     not_found,
     not_permitted,
@@ -290,6 +291,10 @@ class WritingMixin:
                     raise not_permitted(src.path, "the root directory cannot be moved")
                 if src.is_namespace:
                     dst = self._writable(p2)
+                    if dst.is_object:  # the mount's answer too (namespace_not_movable_to)
+                        with translate(dst.path, lookup=True):
+                            taken = txn.object_kind(dst.namespace, dst.name) is not None
+                        raise namespace_not_movable_to(dst.path, taken)
                     if not dst.is_namespace:
                         raise not_permitted(
                             dst.path, "directories are namespaces, at the top level only"

@@ -10,6 +10,7 @@ import stat
 import time
 from typing import Any
 
+from trinityfs.fs.errors import namespace_not_movable_to
 from trinityfs.fuse.common import (
     BLOCK,
     ENOATTR,
@@ -101,6 +102,10 @@ class EntryOpsMixin:
         dst = self._writable_view(new)
         if src.tp.is_namespace or dst.tp.is_namespace:
             if not (src.tp.is_namespace and dst.tp.is_namespace):
+                if src.tp.is_namespace and dst.tp.is_object and dst.snapshot is not None:
+                    # trinity:// answers the same (fs/errors.namespace_not_movable_to)
+                    taken = self._locate(dst.snapshot, *dst.key) is not None
+                    raise namespace_not_movable_to(new, taken)
                 if src.tp.is_namespace:
                     raise _os_error(errno.ENOTDIR, "a namespace stays at the top level", new)
                 raise _os_error(errno.EPERM, "the top level holds only namespaces", new)
