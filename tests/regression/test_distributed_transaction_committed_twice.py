@@ -33,7 +33,7 @@ def _lake(tmp_path) -> Lakehouse:
     return lake
 
 
-@pytest.mark.parametrize("updates", [{"x": "1"}, {"y": "2"}], ids=["unchanged", "new"])
+@pytest.mark.parametrize("updates", [{"x": "2"}, {"y": "2"}], ids=["same name", "new"])
 def test_a_loaded_copy_committed_meanwhile_is_not_landed_again(tmp_path, monkeypatch, updates):
     lake = _lake(tmp_path)
     mine = lake.begin_distributed(txn_id="t1")

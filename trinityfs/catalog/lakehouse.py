@@ -357,9 +357,12 @@ class Lakehouse(FrontEndPrimitives):
     def set_namespace_properties(
         self, namespace: str, updates: dict[str, str] | None = None, removals=()
     ) -> int:
+        """Set and remove some properties; one commit, none when nothing changes (then
+        the version the namespace was read at is returned)."""
         with self._one() as t:
             t.set_namespace_properties(namespace, updates, removals)
-        return t.txn.committed_version
+        committed = t.txn.committed_version
+        return t.txn.base_version if committed is None else committed
 
     @_begins_unprobed
     def create_table(self, namespace: str, name: str, definition: Definition = None) -> int:

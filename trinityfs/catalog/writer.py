@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, ParamSpec, TypeVar
 
@@ -77,6 +77,44 @@ def as_definition(kind: Kind, definition: Definition) -> Message:
     copy = cls()
     copy.CopyFrom(definition)
     return copy
+
+
+def checked_properties(properties: Mapping[str, str] | None) -> dict[str, str]:
+    """Properties as given (None: none), each name and value a str that UTF-8 can encode:
+    InvalidArgumentError naming the property otherwise (not a TypeError from protobuf)."""
+    if properties is None:
+        return {}
+    if not isinstance(properties, Mapping):
+        raise InvalidArgumentError(
+            f"properties must be a mapping of names to values, not {type(properties).__name__}"
+        )
+    for name, value in properties.items():
+        _check_text(name, "a property name")
+        _check_text(value, f"property {name!r}'s value")
+    return dict(properties)
+
+
+def checked_property_names(names: Iterable[str]) -> list[str]:
+    """Property names to remove: a collection of str (a str alone would be its letters)."""
+    if isinstance(names, str | bytes) or not isinstance(names, Iterable):
+        raise InvalidArgumentError(
+            f"property names to remove must be a list of names, not {type(names).__name__}"
+        )
+    names = list(names)
+    for name in names:
+        _check_text(name, "a property name")
+    return names
+
+
+def _check_text(value: object, what: str) -> None:
+    if not isinstance(value, str):
+        raise InvalidArgumentError(f"{what} must be a string, not {type(value).__name__}")
+    try:
+        value.encode()
+    except UnicodeEncodeError as exc:
+        raise InvalidArgumentError(
+            f"{what} is not valid Unicode (a lone surrogate at {exc.start})"
+        ) from None
 
 
 def new_id() -> str:
@@ -182,7 +220,7 @@ class CatalogTransaction(CatalogReader):
                 return
             raise AlreadyExistsError(f"namespace {namespace!r} already exists")
         self._check_new_name("namespace", namespace, None)
-        msg = NamespaceDef(properties=properties or {})
+        msg = NamespaceDef(properties=checked_properties(properties))
         self._store("namespace", key, namespace, None, msg)
 
     @_in_turn
@@ -199,11 +237,13 @@ class CatalogTransaction(CatalogReader):
         self, namespace: str, updates: dict[str, str] | None = None, removals=()
     ) -> None:
         msg = self.describe_namespace(namespace)
-        updates = dict(updates or {})
-        removals = list(removals)
-        for name, value in [*updates.items(), *((r, "") for r in removals)]:
-            if not isinstance(name, str) or not isinstance(value, str):
-                raise InvalidArgumentError("namespace properties are strings")
+        updates = checked_properties(updates)
+        removals = checked_property_names(removals)
+        current = msg.properties
+        if all(current.get(n) == v for n, v in updates.items()) and not any(
+            n in current for n in removals
+        ):
+            return  # changes nothing: no new definition, no version (as for an equal put)
         key = self.keys.namespace_key(namespace)
         # Updates of different property names commute with concurrent ones (txn/commute.py)
         # unless this transaction wrote the namespace some other way (created, replaced).

@@ -127,7 +127,10 @@ def _check_depth(msg: Message) -> None:
 
 def _check_size(msg: Message, size: int) -> None:
     if size > MAX_DEFINITION_BYTES:
-        raise DefinitionLimitError(f"{msg.DESCRIPTOR.name} is {size} bytes encoded; {LIMITS_TEXT}")
+        raise DefinitionLimitError(
+            f"{msg.DESCRIPTOR.name} is {size} bytes encoded, more than the "
+            f"{MAX_DEFINITION_BYTES} bytes (8 MiB) a definition may have"
+        )
 
 
 def check_definition_limits(msg: Message) -> None:
