@@ -61,3 +61,14 @@ def test_the_size_limit_says_size(lake):
     with pytest.raises(DefinitionLimitError, match="8 MiB") as info:
         lake.create_namespace("huge", {"k": "x" * (9 * 2**20)})
     assert "deep" not in str(info.value)
+
+
+def test_every_one_change_shortcut_returns_a_version(lake):
+    """rename_table / rename_view onto their own name committed nothing and returned
+    None, against their `-> int`; now the version they were checked against."""
+    lake.create_table("ns", "t")
+    lake.create_view("ns", "v")
+    version = lake.latest_version()
+    assert lake.rename_table("ns", "t", "ns", "t") == version
+    assert lake.rename_view("ns", "v", "ns", "v") == version
+    assert lake.latest_version() == version

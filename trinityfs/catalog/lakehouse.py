@@ -345,13 +345,13 @@ class Lakehouse(FrontEndPrimitives):
     def create_namespace(self, namespace: str, properties: dict[str, str] | None = None) -> int:
         with self._one() as t:
             t.create_namespace(namespace, properties)
-        return t.txn.committed_version
+        return _version_of(t)
 
     @_begins_unprobed
     def drop_namespace(self, namespace: str, *, cascade: bool = False) -> int:
         with self._one() as t:
             t.drop_namespace(namespace, cascade=cascade)
-        return t.txn.committed_version
+        return _version_of(t)
 
     @_begins_unprobed
     def set_namespace_properties(
@@ -361,56 +361,55 @@ class Lakehouse(FrontEndPrimitives):
         the version the namespace was read at is returned)."""
         with self._one() as t:
             t.set_namespace_properties(namespace, updates, removals)
-        committed = t.txn.committed_version
-        return t.txn.base_version if committed is None else committed
+        return _version_of(t)
 
     @_begins_unprobed
     def create_table(self, namespace: str, name: str, definition: Definition = None) -> int:
         with self._one() as t:
             t.create_table(namespace, name, definition)
-        return t.txn.committed_version
+        return _version_of(t)
 
     @_begins_unprobed
     def replace_table(self, namespace: str, name: str, definition: Definition) -> int:
         with self._one() as t:
             t.replace_table(namespace, name, definition)
-        return t.txn.committed_version
+        return _version_of(t)
 
     @_begins_unprobed
     def drop_table(self, namespace: str, name: str) -> int:
         with self._one() as t:
             t.drop_table(namespace, name)
-        return t.txn.committed_version
+        return _version_of(t)
 
     @_begins_unprobed
     def rename_table(self, namespace: str, name: str, new_namespace: str, new_name: str) -> int:
         with self._one() as t:
             t.rename_table(namespace, name, new_namespace, new_name)
-        return t.txn.committed_version
+        return _version_of(t)
 
     @_begins_unprobed
     def create_view(self, namespace: str, name: str, definition: Definition = None) -> int:
         with self._one() as t:
             t.create_view(namespace, name, definition)
-        return t.txn.committed_version
+        return _version_of(t)
 
     @_begins_unprobed
     def replace_view(self, namespace: str, name: str, definition: Definition) -> int:
         with self._one() as t:
             t.replace_view(namespace, name, definition)
-        return t.txn.committed_version
+        return _version_of(t)
 
     @_begins_unprobed
     def drop_view(self, namespace: str, name: str) -> int:
         with self._one() as t:
             t.drop_view(namespace, name)
-        return t.txn.committed_version
+        return _version_of(t)
 
     @_begins_unprobed
     def rename_view(self, namespace: str, name: str, new_namespace: str, new_name: str) -> int:
         with self._one() as t:
             t.rename_view(namespace, name, new_namespace, new_name)
-        return t.txn.committed_version
+        return _version_of(t)
 
     # -- single reads at the latest version -----------------------------------------
 
@@ -584,6 +583,14 @@ class Lakehouse(FrontEndPrimitives):
         malformed or symlinked oldest marker: fsck reports such a marker as a finding
         and checks everything else (it reads, never writes)."""
         return cls(Storage(url, storage_options)).fsck()
+
+
+def _version_of(t: CatalogTransaction) -> int:
+    """The version a one-change shortcut made; when its change changed nothing (a rename
+    onto itself, properties set to their values) nothing is committed and this is the
+    version it was checked against."""
+    committed = t.txn.committed_version
+    return t.txn.base_version if committed is None else committed
 
 
 def _isolation_level(isolation: str | int) -> int:
