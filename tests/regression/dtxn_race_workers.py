@@ -26,8 +26,8 @@ def commit_at_the_same_time(url: str, txn_id: str, meeting: str, me: int, out) -
         return real_create(self, version, data, *flush)
 
     RootStore.create = create_when_both_are_here  # this process only
-    txn = Lakehouse.open(url, storage_options=NO_FSYNC).load_distributed(txn_id)
     try:
+        txn = Lakehouse.open(url, storage_options=NO_FSYNC).load_distributed(txn_id)
         out.put(("ok", txn.commit()))
     except Exception as exc:  # reported to the test
         out.put((type(exc).__name__, str(exc)))

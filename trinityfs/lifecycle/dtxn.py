@@ -90,7 +90,7 @@ from trinityfs.lifecycle.dtxn_checks import (
 from trinityfs.storage.settle import create_settled, forget_unsettled, settle, unsettled
 from trinityfs.txn.conflicts import LAKEHOUSE_DEF_KEY, Dependencies
 from trinityfs.txn.engine import Engine, now_millis
-from trinityfs.txn.publish import build_root, first_missing
+from trinityfs.txn.publish import UNDOES_ROW, build_root, first_missing
 from trinityfs.txn.snapshot import Snapshot
 from trinityfs.txn.transaction import Transaction
 
@@ -105,6 +105,14 @@ COMMITTED_ROW = "trinityfs_transaction"
 # more than this after now) is refused as corrupt and pins nothing against expiration
 # (docs/FORMAT-CHOICES.md "Distributed transaction files").
 MAX_TXN_LIFETIME_MILLIS = 30 * 24 * 3600 * 1000
+# The closing claim of transaction <id>: the transaction file of id <id>~closing, created
+# (create-if-absent) by the commit or abort that closes the transaction, before it acts.
+# One claim per transaction, so a commit and an abort (or two commits) never both act;
+# a save or load that finds it is refused. It is born expired (expire_at_millis one
+# millisecond after began_at_millis): it pins nothing, and expiration removes it after
+# the grace period (never shorter than the commit budget) like any expired transaction
+# file. docs/FORMAT-CHOICES.md "Closing a distributed transaction".
+CLAIM_SUFFIX = "~closing"
 
 
 def canonical_id(txn_id: str, *, new: bool = False) -> str:
@@ -118,7 +126,20 @@ def canonical_id(txn_id: str, *, new: bool = False) -> str:
             f"invalid transaction id {txn_id!r}: not in Unicode NFC form; it looks the same "
             f"as {nfc!r}, which is the spelling to use"
         )
+    if new and nfc.endswith(CLAIM_SUFFIX):
+        raise InvalidNameError(
+            f"invalid transaction id {txn_id!r}: ids ending in {CLAIM_SUFFIX!r} are reserved "
+            "(they name the closing claims of transactions)"
+        )
+    if new:
+        transaction_location(nfc)
+        claim_location(nfc)  # room for the claim's name too
     return nfc
+
+
+def claim_location(txn_id: str) -> str:
+    """Where the closing claim of transaction `txn_id` is created."""
+    return transaction_location(txn_id + CLAIM_SUFFIX)
 
 
 class DistributedTxn(Transaction):
@@ -144,6 +165,41 @@ class DistributedTxn(Transaction):
     @property
     def location(self) -> str:
         return transaction_location(self.tdef.id)
+
+    @property
+    def claim(self) -> str:
+        return claim_location(self.tdef.id)
+
+    def _check_not_closing(self, what: str) -> None:
+        """TransactionClosedError when another process claimed to close it."""
+        if self.engine.storage.exists(self.claim):
+            raise TransactionClosedError(
+                f"distributed transaction {self.id} is being (or was) committed or aborted by "
+                f"another process; it cannot be {what}"
+            )
+
+    def _take_claim(self) -> bool:
+        """Create the closing claim; False when another commit or abort holds it."""
+        now = now_millis()
+        claim = TransactionDef()
+        claim.CopyFrom(self.tdef)
+        claim.id = self.id + CLAIM_SUFFIX
+        claim.running_root_node_file_path = claim.beginning_root_node_file_path
+        claim.began_at_millis = now
+        claim.expire_at_millis = now + 1
+        return create_settled(
+            self.engine.storage,
+            self.claim,
+            encode_transaction_def(claim),
+            f"the closing claim of distributed transaction {self.id}",
+        )
+
+    def _release_claim(self) -> None:
+        """After a commit that failed and did not land: others may commit or abort."""
+        try:
+            self.engine.storage.delete(self.claim)
+        except TrinityError as exc:
+            log.warning("could not remove the closing claim %s: %s", self.claim, exc)
 
     def check_alive(self) -> None:
         now = now_millis()
@@ -173,14 +229,17 @@ class DistributedTxn(Transaction):
     def _committed_elsewhere(self, after: int) -> int | None:
         """The version above `after` whose root names this transaction (COMMITTED_ROW)."""
         roots = self.engine.roots
+        found = None
         for version in range(after + 1, roots.latest_version() + 1):
             try:
-                committed_by = roots.load(version).system.get(COMMITTED_ROW)
+                system = roots.load(version).system
             except VersionNotFoundError:
                 continue  # expired: the validation after this says so
-            if committed_by == self.id:
-                return version
-        return None
+            if found is not None and system.get(UNDOES_ROW) == str(found):
+                found = None  # it landed late and was undone: nothing stayed committed
+            if system.get(COMMITTED_ROW) == self.id:
+                found = version
+        return found
 
     # -- a root that landed late (trinityfs.txn.transaction) ------------------------
 
@@ -244,7 +303,12 @@ class DistributedTxn(Transaction):
             raise TransactionNotFoundError(
                 f"distributed transaction {self.id} was committed or aborted meanwhile"
             )
+        self._check_not_closing("saved")
         storage.write(self.location, encode_transaction_def(tdef))
+        if storage.exists(self.claim):
+            # closed meanwhile: our write may have brought back a removed file
+            storage.delete(self.location)
+            self._check_not_closing("saved")
         self.tdef = tdef
         self._present.update(self.files)
         self.files.clear()  # stored now; reads fall back to storage
@@ -265,11 +329,22 @@ class DistributedTxn(Transaction):
         if not self.unsettled:
             self._check_open()
             self.check_alive()
-            if not storage.exists(self.location):
-                raise TransactionNotFoundError(
-                    f"distributed transaction {self.id} was committed or aborted elsewhere"
-                )
-            self._check_staged_definitions()
+            if not self._take_claim():
+                if not storage.exists(self.location):
+                    raise TransactionNotFoundError(
+                        f"distributed transaction {self.id} was committed or aborted elsewhere"
+                    )
+                self._check_committed_elsewhere(self.base.version)
+                self._check_not_closing("committed")
+            try:
+                if not storage.exists(self.location):
+                    raise TransactionNotFoundError(
+                        f"distributed transaction {self.id} was committed or aborted elsewhere"
+                    )
+                self._check_staged_definitions()
+            except BaseException:
+                self._release_claim()
+                raise
         try:
             version = super().commit()
         except BaseException:
@@ -277,6 +352,8 @@ class DistributedTxn(Transaction):
             # and commit it again
             if self.committed_version is not None:
                 self._remove_stored(self.committed_version)
+            elif not self.unsettled:
+                self._release_claim()  # did not land: another commit or abort may act
             raise
         self._remove_stored(version)
         return version
@@ -316,22 +393,41 @@ class DistributedTxn(Transaction):
     def abort(self) -> None:
         """Forget the transaction everywhere: its stored state is deleted (unless a
         commit with an unknown outcome turns out to have landed: TransactionClosedError).
-        When the stored state was already gone and another process committed the
-        transaction, TransactionClosedError says as which version (it cannot be undone);
-        aborted elsewhere, this abort is a no-op."""
+        A commit and an abort both create the closing claim first (one of them does):
+        when another process committed the transaction, or is committing it right now,
+        TransactionClosedError says so (it cannot be undone); aborted elsewhere, this
+        abort is a no-op."""
         with self.lock:
             super().abort()
             storage = self.engine.storage
-            stored = storage.exists(self.location)
-            storage.delete(self.location)
-            if stored or self.committed_version is not None:
+            if self.committed_version is not None:
+                storage.delete(self.location)
                 return
-            version = self._committed_elsewhere(self.base.version)
-            if version is not None:
-                raise TransactionClosedError(
-                    f"distributed transaction {self.id} was committed as version {version} "
-                    "by another process; it cannot be aborted"
-                )
+            for _ in range(3):
+                if self._take_claim():
+                    storage.delete(self.location)
+                    return
+                # another commit or abort holds the claim: the file first (a commit
+                # lands its root before it removes the file), then the roots
+                stored = storage.exists(self.location)
+                version = self._committed_elsewhere(self.base.version)
+                if version is not None:
+                    raise TransactionClosedError(
+                        f"distributed transaction {self.id} was committed as version "
+                        f"{version} by another process; it cannot be aborted"
+                    )
+                if not storage.exists(self.claim):
+                    continue  # a commit that failed released it: try again
+                if stored:
+                    raise TransactionClosedError(
+                        f"distributed transaction {self.id} is being committed by another "
+                        "process; it cannot be aborted now (abort again to learn the outcome)"
+                    )
+                return  # aborted elsewhere
+            raise TransactionClosedError(
+                f"distributed transaction {self.id} is being committed by other processes, "
+                "which keep failing; abort again"
+            )
 
 
 def begin(
@@ -476,8 +572,17 @@ def load(engine: Engine, txn_id: str) -> DistributedTxn:
     a transaction file can be rewritten, and its running root replaced, by anyone.
     """
     txn_id = canonical_id(txn_id)
+    if txn_id.endswith(CLAIM_SUFFIX):
+        raise TransactionNotFoundError(
+            f"{txn_id!r} is the closing claim of a distributed transaction, not one"
+        )
     tdef = read_transaction_def(engine, txn_id)
     location = transaction_location(txn_id)
+    if engine.storage.exists(claim_location(txn_id)):
+        raise TransactionClosedError(
+            f"distributed transaction {txn_id} is being (or was) committed or aborted by "
+            "another process"
+        )
     check_known(tdef, location)
     now = now_millis()
     if now >= tdef.expire_at_millis:

@@ -66,6 +66,8 @@ KEY_CREATED_AT = KEY_CREATED_AT_MILLIS  # the name trinityfs/catalog/bulk.py imp
 #: `sweep_garbage`): a root that lands later is seen by the next look, or by the check
 #: its committer makes once this long (and an allowance for requests in flight) passed.
 SWEEP_DECISION_MILLIS = 2_000
+#: system row of a root made by `undo`: the version it undid (readers ignore it)
+UNDOES_ROW = "trinityfs_undoes"
 #: how long after a late root landed its files are checked (again): that window and an
 #: allowance for delete requests still in flight
 LATE_RECHECK_SECONDS = SWEEP_DECISION_MILLIS / 1000 + 3.0
@@ -548,6 +550,7 @@ def undo(engine: Engine, landed: int, before: Snapshot) -> bool:
         previous=latest,
         rollback_from=landed,
         tree_version=before.version,
+        extra={UNDOES_ROW: str(landed)},
     )
     if not create_root(engine, landed + 1, data, root):
         return False
