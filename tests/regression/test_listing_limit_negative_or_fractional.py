@@ -39,3 +39,13 @@ def test_good_limits_still_work(lake):
     assert lake.list_tables("a", limit=2) == ["t1", "t2"]
     assert lake.list_tables("a", limit=None) == ["t1", "t2", "t3"]
     assert lake.list_tables("a", start_after="t1", limit=1) == ["t2"]
+
+
+@pytest.mark.parametrize("version", [True, False, 1.0, 2.5])
+def test_a_version_is_an_int_not_a_bool_or_float(lake, version):
+    """`lake.at(True)` and `lake.at(1.0)` opened version 1 (the root cache is keyed by
+    version and True == 1.0 == 1); `transaction(version=True)` began at version 1."""
+    with pytest.raises(InvalidArgumentError, match="version must be an int"):
+        lake.at(version)
+    with pytest.raises(InvalidArgumentError, match="version must be an int"):
+        lake.transaction(version=version)

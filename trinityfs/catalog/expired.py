@@ -30,7 +30,7 @@ from trinityfs.errors import (
     TrinityError,
     VersionNotFoundError,
 )
-from trinityfs.format.paths import root_node_file
+from trinityfs.format.paths import check_version, root_node_file
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.tree import Node
 
@@ -68,6 +68,7 @@ def load_root(roots: RootSource, version: int) -> Node:
     readable version), not yet committed (above the latest), or lost (between them:
     expiration moves the oldest marker before it deletes a root, so a kept version's
     root is never missing on a healthy lakehouse) - then CorruptFileError names it."""
+    check_version(version)  # True or 1.0 would find version 1 in the root cache
     try:
         return roots.load(version)
     except VersionNotFoundError:

@@ -50,7 +50,7 @@ from trinityfs.format.definitions import (
     parse_isolation_level,
     validate_lakehouse_def,
 )
-from trinityfs.format.paths import new_lakehouse_def_location
+from trinityfs.format.paths import check_version, new_lakehouse_def_location
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.lifecycle import (
     DroppedExport,
@@ -330,7 +330,7 @@ class Lakehouse(FrontEndPrimitives):
         level = None if isolation is None else _isolation_level(isolation)
         if version is None:
             version = self.latest_version()
-        txn = Transaction(self.engine, self.engine.snapshot(version), level)
+        txn = Transaction(self.engine, self.engine.snapshot(check_version(version)), level)
         return CatalogTransaction(txn, on_commit=self._saw)
 
     @contextlib.contextmanager

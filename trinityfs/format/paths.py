@@ -118,12 +118,19 @@ def optimized_path(name: str) -> str:
     return f"{bits[0:4]}/{bits[4:8]}/{bits[8:12]}/{bits[12:20]}-{name}"
 
 
-def root_node_file(version: int) -> str:
-    """Root node file of `version`: '_' + 64 binary digits, least significant first."""
+def check_version(version: object) -> int:
+    """`version` if it is a version number: an int (not a bool, not 1.0) in 0..2^64-1;
+    InvalidArgumentError naming it otherwise."""
     if isinstance(version, bool) or not isinstance(version, int):
         raise InvalidArgumentError(f"version must be an int, got {version!r}")
     if not 0 <= version < 1 << _VERSION_BITS:
         raise InvalidArgumentError(f"version {version} is outside 0..2^64-1")
+    return version
+
+
+def root_node_file(version: int) -> str:
+    """Root node file of `version`: '_' + 64 binary digits, least significant first."""
+    check_version(version)
     return "_" + format(version, "064b")[::-1] + ROOT_NODE_SUFFIX
 
 
