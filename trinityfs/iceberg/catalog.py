@@ -1,5 +1,9 @@
 """`TrinityCatalog`: a PyIceberg catalog whose state is a TrinityLake lakehouse.
 
+The roles live in mixins: tables (trinityfs/iceberg/tables.py), namespaces and views
+(namespaces.py), table files and locations (files.py); this module holds configuration,
+version pins, identifiers and the one write path (`_write`).
+
 Mapping:
 - an Iceberg namespace is a TrinityLake namespace (one level: TrinityLake has exactly
   two levels, namespace and table; deeper identifiers are rejected with
@@ -37,39 +41,19 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pyiceberg.catalog import Catalog, MetastoreCatalog
-from pyiceberg.exceptions import (
-    CommitFailedException,
-    NoSuchNamespaceError,
-    NoSuchTableError,
-    TableAlreadyExistsError,
-)
+from pyiceberg.exceptions import NoSuchNamespaceError
 from pyiceberg.io import WAREHOUSE
-from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionSpec
-from pyiceberg.table import CommitTableResponse, Table
-from pyiceberg.table.locations import load_location_provider
-from pyiceberg.table.metadata import TableMetadata, new_table_metadata
-from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
-from pyiceberg.table.update import AssertCreate
-from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
+from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.typedef import Identifier
 
 from trinityfs.catalog import CatalogTransaction, Lakehouse, Selection, read_config
-from trinityfs.catalog.definitions import TableDef
 from trinityfs.errors import LakehouseNotFoundError, ReadOnlyError
 from trinityfs.iceberg.errors import iceberg_errors
 from trinityfs.iceberg.files import TableFilesMixin
 from trinityfs.iceberg.io import STORAGE_OPTIONS, location_policy, resolve_io_properties
-from trinityfs.iceberg.multitable import MultiTableTransaction, delete_quietly, files_added_by
+from trinityfs.iceberg.multitable import MultiTableTransaction, files_added_by
 from trinityfs.iceberg.namespaces import NamespaceMixin
-from trinityfs.iceberg.objects import iceberg_table
-from trinityfs.iceberg.pointer import (
-    EXTERNAL,
-    ICEBERG,
-    METADATA_LOCATION,
-    PREVIOUS_METADATA_LOCATION,
-    is_iceberg,
-    metadata_location_of,
-    table_def,
-)
+from trinityfs.iceberg.pointer import ICEBERG, METADATA_LOCATION, PREVIOUS_METADATA_LOCATION
 from trinityfs.iceberg.properties import (
     CREATE,
     DEFAULT_WAREHOUSE_DIR,
@@ -80,14 +64,10 @@ from trinityfs.iceberg.properties import (
     time_selector,
     truthy,
 )
+from trinityfs.iceberg.tables import TablesMixin
 
 if TYPE_CHECKING:
-    import pyarrow as pa
-    from pyiceberg.schema import Schema
-    from pyiceberg.table import TableRequirement, TableUpdate
-
     from trinityfs.catalog import CatalogSnapshot
-    from trinityfs.iceberg.reclaim import ReclaimReport
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +78,7 @@ class UnsupportedIdentifierError(ValueError):
     """An identifier with more levels than TrinityLake's namespace.table."""
 
 
-class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
+class TrinityCatalog(TablesMixin, TableFilesMixin, NamespaceMixin, MetastoreCatalog):
     """A PyIceberg catalog over a TrinityLake lakehouse.
 
     Properties (all strings, as `load_catalog` passes them):
@@ -322,269 +302,6 @@ class TrinityCatalog(TableFilesMixin, NamespaceMixin, MetastoreCatalog):
                 txn.abort()
                 raise
             return result
-
-    def _table_from_def(self, ns: str, name: str, tdef: TableDef) -> Table:
-        location = metadata_location_of(f"{ns}.{name}", tdef)
-        metadata = self._read_metadata(f"{ns}.{name}", location)
-        return Table(
-            identifier=(ns, name),
-            metadata=metadata,
-            metadata_location=location,
-            io=self._load_file_io(metadata.properties, location),
-            catalog=self,
-        )
-
-    # -- tables ---------------------------------------------------------------------
-
-    def load_table(self, identifier: str | Identifier) -> Table:
-        ns, name = self._table_ref(identifier)
-        return self._table_from_def(ns, name, iceberg_table(self._view(), ns, name))
-
-    def table_exists(self, identifier: str | Identifier) -> bool:
-        """True when `load_table` would find an Iceberg table (PyIceberg's meaning, as the
-        REST HEAD): a TrinityLake table of another format holds the name but is no
-        Iceberg table (see `name_taken`; trinityfs/iceberg/objects.py)."""
-        ns, name = self._table_ref(identifier)
-        try:
-            iceberg_table(self._view(), ns, name)
-        except NoSuchTableError:  # NoSuchIcebergTableError included
-            return False
-        return True
-
-    def name_taken(self, identifier: str | Identifier) -> bool:
-        """True when a table of any format holds the name (a create would fail)."""
-        ns, name = self._table_ref(identifier)
-        try:
-            with iceberg_errors(f"table {ns}.{name}", table=f"{ns}.{name}", must_exist=True):
-                return self._view().object_location("table", ns, name) is not None
-        except NoSuchTableError:
-            return False
-
-    def create_table(
-        self,
-        identifier: str | Identifier,
-        schema: Schema | pa.Schema,
-        location: str | None = None,
-        partition_spec: PartitionSpec = UNPARTITIONED_PARTITION_SPEC,
-        sort_order: SortOrder = UNSORTED_SORT_ORDER,
-        properties: Properties = EMPTY_DICT,
-    ) -> Table:
-        self._check_writable()
-        from pyiceberg.table import TableProperties
-
-        schema = self._convert_schema_if_needed(
-            schema,
-            int(
-                properties.get(
-                    TableProperties.FORMAT_VERSION, TableProperties.DEFAULT_FORMAT_VERSION
-                )
-            ),
-        )
-        ns, name = self._table_ref(identifier)
-        if not self.namespace_exists((ns,)):  # a tuple: a dot in the name is no level
-            raise NoSuchNamespaceError(f"Namespace does not exist: {ns}")
-        if self.name_taken((ns, name)):
-            raise TableAlreadyExistsError(f"Table {ns}.{name} already exists")
-        location = self.check_location(
-            self._resolve_table_location(location, ns, name), f"table {ns}.{name}: location"
-        )
-        provider = load_location_provider(table_location=location, table_properties=properties)
-        metadata_location = provider.new_table_metadata_file_location()
-        metadata = new_table_metadata(
-            location=location,
-            schema=schema,
-            partition_spec=partition_spec,
-            sort_order=sort_order,
-            properties=properties,
-        )
-        self._check_table_locations(f"{ns}.{name}", metadata)
-        io = self._load_file_io(location=metadata_location)
-        self._write_metadata(metadata, io, metadata_location)
-        tdef = table_def(metadata, metadata_location, None)
-
-        def change(txn: CatalogTransaction) -> None:
-            txn.put("table", ns, name, tdef, mode="create")
-
-        try:
-            self._write(change, f"creating table {ns}.{name}", table=f"{ns}.{name}", namespace=ns)
-        except (CommitFailedException, TableAlreadyExistsError, NoSuchNamespaceError):
-            delete_quietly(io, metadata_location)
-            if self._staging is None and self.name_taken((ns, name)):
-                raise TableAlreadyExistsError(f"Table {ns}.{name} already exists") from None
-            raise
-        self._remember((ns, name), None, metadata_location, metadata)
-        return Table(
-            identifier=(ns, name),
-            metadata=metadata,
-            metadata_location=metadata_location,
-            io=self._load_file_io(metadata.properties, metadata_location),
-            catalog=self,
-        )
-
-    def register_table(
-        self, identifier: str | Identifier, metadata_location: str, overwrite: bool = False
-    ) -> Table:
-        """Point a (new, or with overwrite an existing) table at an Iceberg metadata file."""
-        self._check_writable()
-        ns, name = self._table_ref(identifier)
-        metadata = self._read_metadata(f"{ns}.{name}", metadata_location)
-
-        def change(txn: CatalogTransaction) -> None:
-            old = None
-            if overwrite:
-                old = self._current_def(txn, ns, name)
-                taken = old is None and txn.object_kind(ns, name) is not None  # a view
-                if taken or (old is not None and not is_iceberg(old)):
-                    # overwrite replaces an Iceberg table's pointer; a view, or a table
-                    # of another format, holding the name is refused as create refuses it
-                    what = "a view" if old is None else f"table_format {old.table_format!r}"
-                    raise TableAlreadyExistsError(
-                        f"Table {ns}.{name} already exists and is not an Iceberg table "
-                        f"({what}): overwrite replaces Iceberg tables only"
-                    )
-            tdef = table_def(metadata, metadata_location, old, EXTERNAL)
-            txn.put("table", ns, name, tdef, mode="upsert" if overwrite else "create")
-
-        self._write(change, f"registering table {ns}.{name}", table=f"{ns}.{name}", namespace=ns)
-        return self.load_table((ns, name))
-
-    @staticmethod
-    def _current_def(txn: CatalogTransaction, ns: str, name: str) -> TableDef | None:
-        """The table's definition in `txn` (None: no table of that name; a view of that
-        name is replaced by `put`). NamespaceNotFoundError passes to the caller."""
-        if txn.object_kind(ns, name) != "table":
-            txn.describe_namespace(ns)  # NamespaceNotFoundError when it is missing
-            return None
-        return txn.describe_table(ns, name)
-
-    def drop_table(self, identifier: str | Identifier) -> None:
-        ns, name = self._table_ref(identifier)
-        ident = f"{ns}.{name}"
-
-        def change(txn: CatalogTransaction) -> None:
-            iceberg_table(txn, ns, name)  # a table of another format is no Iceberg table
-            txn.drop_table(ns, name)
-
-        self._write(change, f"dropping table {ident}", table=ident, namespace=ns, must_exist=True)
-
-    def purge_table(self, identifier: str | Identifier) -> None:
-        """Drop the table from the catalog; its files are NOT deleted here.
-
-        Older catalog versions (time travel, exports, rollback) still reference the
-        table's files, so deleting them now would break those versions. The files are
-        reclaimed later by `reclaim_files()` (opt-in, dry run first), which deletes only
-        table files that no kept catalog version references.
-        """
-        self.drop_table(identifier)
-
-    def reclaim_files(
-        self, *, dry_run: bool = True, older_than_seconds: float | None = None
-    ) -> ReclaimReport:
-        """Table files under the allowed locations that no kept catalog version references
-        (dropped or purged tables, rolled-back or expired commits). With dry_run (the
-        default) only lists them; with dry_run=False deletes them. Files younger than
-        `older_than_seconds` (default 3 days, like Iceberg's orphan-file removal) are
-        kept: a running job may be about to commit them."""
-        from trinityfs.iceberg.reclaim import reclaim_files
-
-        self._check_writable()
-        return reclaim_files(self, dry_run=dry_run, older_than_seconds=older_than_seconds)
-
-    def rename_table(
-        self, from_identifier: str | Identifier, to_identifier: str | Identifier
-    ) -> Table:
-        ns, name = self._table_ref(from_identifier)
-        new_ns, new_name = self._table_ref(to_identifier)
-
-        def change(txn: CatalogTransaction) -> None:
-            if not txn.namespace_exists(new_ns):
-                raise NoSuchNamespaceError(f"Namespace does not exist: {new_ns}")
-            what = f"renaming table {ns}.{name}"
-            # missing, unusable or of another format: no such (Iceberg) table, refused
-            # before anything changes, as PyIceberg's Glue catalog does
-            iceberg_table(txn, ns, name)
-            # the source exists: a name the catalog refuses now is the destination's,
-            # the caller's error (InvalidNameError, REST 400), not "no such table"
-            with iceberg_errors(what, table=f"{ns}.{name}", target=f"{new_ns}.{new_name}"):
-                txn.rename_table(ns, name, new_ns, new_name)
-
-        self._write(change, f"renaming table {ns}.{name}", table=f"{ns}.{name}", namespace=ns)
-        return self.load_table((new_ns, new_name))
-
-    def commit_table(
-        self,
-        table: Table,
-        requirements: tuple[TableRequirement, ...],
-        updates: tuple[TableUpdate, ...],
-    ) -> CommitTableResponse:
-        """Apply updates to the table's current metadata and swap its pointer, atomically.
-
-        The pointer is read and replaced (`put` against the base version) in one catalog
-        transaction: if any other commit changes this table after the transaction's base
-        version, the catalog commit conflicts and this raises CommitFailedException
-        (PyIceberg then refreshes and retries). Requirements are checked against the
-        metadata the pointer names.
-        """
-        self._check_writable()
-        ns, name = self._table_ref(table.name())
-        written: list[str] = []
-        outcome: dict[str, Any] = {}
-
-        def change(txn: CatalogTransaction) -> CommitTableResponse:
-            written.clear()
-            old = self._current_def(txn, ns, name)
-            creating = any(isinstance(r, AssertCreate) for r in requirements)
-            if creating and old is not None and not is_iceberg(old):
-                # a table of another format holds the name: create_table's answer
-                raise TableAlreadyExistsError(f"Table {ns}.{name} already exists")
-            if old is None and not creating:
-                # dropped (or renamed away) since the client loaded it: not a conflict
-                # to retry, and never a table made from the updates alone
-                raise NoSuchTableError(f"Table does not exist: {ns}.{name}")
-            current = None if old is None else self._table_from_def(ns, name, old)
-            staged = self._update_and_stage_table(current, (ns, name), requirements, updates)
-            self._check_table_locations(f"{ns}.{name}", staged.metadata)
-            if current is not None and staged.metadata == current.metadata:
-                return CommitTableResponse(
-                    metadata=current.metadata, metadata_location=current.metadata_location
-                )
-            self._write_metadata(staged.metadata, staged.io, staged.metadata_location)
-            written.append(staged.metadata_location)
-            outcome.update(io=staged.io, base=None if current is None else current.metadata)
-            tdef = table_def(staged.metadata, staged.metadata_location, old)
-            txn.put("table", ns, name, tdef, mode="create" if old is None else "replace")
-            return CommitTableResponse(
-                metadata=staged.metadata, metadata_location=staged.metadata_location
-            )
-
-        try:
-            response = self._write(
-                change, f"commit to table {ns}.{name}", table=f"{ns}.{name}", namespace=ns
-            )
-        except BaseException as exc:
-            # only files of a commit known not to have landed are removed
-            if written and isinstance(exc, CommitFailedException | TableAlreadyExistsError):
-                delete_quietly(outcome["io"], written[0])
-            if (
-                isinstance(exc, CommitFailedException)
-                and outcome.get("base") is None
-                and written
-                and self.name_taken((ns, name))
-            ):
-                raise TableAlreadyExistsError(
-                    f"Table {ns}.{name} already exists (created by a concurrent commit)"
-                ) from exc
-            raise
-        if written:
-            self._remember((ns, name), outcome.get("base"), written[0], response.metadata)
-        return response
-
-    def _remember(
-        self, ident: Identifier, base: TableMetadata | None, location: str, metadata: TableMetadata
-    ) -> None:
-        """Record what a staged (multi-table) commit wrote, to clean it up on failure."""
-        if self._staging is not None:
-            self._written.append((ident, base, location, metadata))
 
     def close(self) -> None:
         if self._staging is not None:
