@@ -36,6 +36,9 @@ def sales(http):
     return http
 
 
+JSON = {"content-type": "application/json"}
+
+
 def create(http, name: str, **extra):
     return http.post(
         "/v1/latest/namespaces/sales/tables", json={"name": name, "schema": SCHEMA, **extra}
@@ -55,7 +58,7 @@ def create(http, name: str, **extra):
     ],
 )
 def test_bad_json_is_400(sales, body):
-    r = sales.post("/v1/latest/namespaces", content=body)
+    r = sales.post("/v1/latest/namespaces", content=body, headers=JSON)
     error_of(r, 400, "BadRequestException")
 
 
@@ -124,7 +127,7 @@ def test_huge_body_is_413_before_reading_it(sales, start_thread, lake_root):
             for _ in range(100):
                 yield b" " * 1000
 
-        r = client.post("/v1/latest/namespaces", content=chunks())
+        r = client.post("/v1/latest/namespaces", content=chunks(), headers=JSON)
         error_of(r, 413)
         assert client.get("/v1/latest/namespaces/big").status_code == 404
 

@@ -2,7 +2,8 @@
 
 Every endpoint goes through one wrapper that authenticates (bearer tokens), resolves the
 prefix to a catalog version, refuses writes to a read-only prefix or with a read-only
-token (403), reads the body within the size limit (413), runs the operation in a worker
+token (403), reads the body (declared application/json, else 415) within the size limit
+(413), runs the operation in a worker
 thread (the catalog API blocks on storage), and maps every error to the spec's JSON
 error model. Path parameters are matched on the raw, still percent-encoded path, so an
 identifier holding `/` (`%2F`) stays one identifier instead of changing the route.
@@ -307,7 +308,10 @@ class RestApp:
         async def run(request: Request) -> Response:
             try:
                 self._authorize(request, write)
-                data = rq.json_object(await self._body(request)) if body else {}
+                data = {}
+                if body:
+                    rq.json_content_type(request.headers.get("content-type"))
+                    data = rq.json_object(await self._body(request))
                 # one thread hop
                 result = await run_in_threadpool(self._serve, call, request, data, write)
             except Exception as exc:

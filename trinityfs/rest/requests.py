@@ -12,7 +12,7 @@ import json
 from typing import Any
 from urllib.parse import unquote
 
-from trinityfs.rest.errors import bad_request, not_found
+from trinityfs.rest.errors import RestError, bad_request, not_found
 
 # the spec's default namespace separator (%1F); TrinityLake namespaces have one level
 NAMESPACE_SEPARATOR = "\x1f"
@@ -93,6 +93,24 @@ def _depth(value: Any) -> int:
     return deepest
 
 
+def json_content_type(value: str | None) -> None:
+    """A request body must be declared JSON (`application/json`, or a `+json` type): 415
+    otherwise. A browser sends a cross-site POST without asking first (no CORS preflight)
+    only as text/plain, form data or without a type, so refusing those keeps a web page
+    from driving a server on localhost that has no tokens."""
+    media = (value or "").split(";", 1)[0].strip().lower()
+    if media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    ):
+        return
+    raise RestError(
+        415,
+        "BadRequestException",
+        f"the request body must be sent as Content-Type: application/json, not "
+        f"{(value or '(none)')[:100]!r}",
+    )
+
+
 def json_object(body: bytes) -> dict[str, Any]:
     """The request body as a JSON object (400 for anything else)."""
     if not body.strip():
@@ -171,9 +189,14 @@ def page(token: str | None, size: str | None) -> tuple[bool, str | None, int]:
         after = decoded["after"]
         if not isinstance(after, str):
             raise TypeError
-    except (ValueError, TypeError, KeyError, binascii.Error, UnicodeError):
-        raise bad_request(f"pageToken {token[:80]!r} is not a token this server issued") from None
+    except (ValueError, TypeError, KeyError, binascii.Error, UnicodeError, RecursionError):
+        raise bad_token(token) from None
     return True, after, limit
+
+
+def bad_token(token: str | None) -> RestError:
+    """400 for a pageToken this server did not issue."""
+    return bad_request(f"pageToken {(token or '')[:80]!r} is not a token this server issued")
 
 
 def next_token(last: str) -> str:
@@ -185,7 +208,9 @@ __all__ = [
     "DEFAULT_PAGE_SIZE",
     "MAX_PAGE_SIZE",
     "NAMESPACE_SEPARATOR",
+    "bad_token",
     "identifier_json",
+    "json_content_type",
     "json_object",
     "namespace_json",
     "namespace_param",

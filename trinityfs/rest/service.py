@@ -229,13 +229,17 @@ class RestCatalogService:
     ) -> dict[str, Any]:
         paginate, after, limit = rq.page(token, size)
         snap = self.snapshot(pin)
+        if not self._namespace_exists(snap, ns):
+            raise NoSuchNamespaceError(f"Namespace does not exist: {ns}")
         try:  # Iceberg tables or views only (trinityfs/iceberg/objects.py)
             if paginate:
                 names = iceberg_page(snap, kind, ns, after, limit + 1)
             else:
                 names = list(iceberg_names(snap, kind, ns))
-        except (NotFoundError, InvalidNameError):
+        except NotFoundError:
             raise NoSuchNamespaceError(f"Namespace does not exist: {ns}") from None
+        except InvalidNameError:  # the namespace is there: the token's name is no name
+            raise rq.bad_token(token) from None
         out: dict[str, Any] = {}
         if paginate:
             more = len(names) > limit
@@ -257,7 +261,10 @@ class RestCatalogService:
                 raise NoSuchNamespaceError(f"Namespace does not exist: {ns}")
             return {"namespaces": [], **({"next-page-token": None} if paginate else {})}
         if paginate:
-            names = snap.list_namespaces(after, limit + 1)
+            try:
+                names = snap.list_namespaces(after, limit + 1)
+            except InvalidNameError:
+                raise rq.bad_token(token) from None
             more = len(names) > limit
             names = names[:limit]
             token_out = rq.next_token(names[-1]) if more else None
