@@ -29,6 +29,7 @@ from trinityfs.catalog.expired import (
 from trinityfs.catalog.freshness import Freshness, LatestTracker
 from trinityfs.catalog.history import History
 from trinityfs.catalog.model import Change, Kind, VersionInfo
+from trinityfs.catalog.names import check_new_name
 from trinityfs.catalog.primitives import FrontEndPrimitives
 from trinityfs.catalog.reader import CatalogReader, KeyValueView
 from trinityfs.catalog.selector import Selection
@@ -508,8 +509,14 @@ class Lakehouse(FrontEndPrimitives):
         progress: Callable[[ExportProgress], None] | None = None,
     ) -> ExportInfo:
         """Export `version` (latest by default) as `name`: mode "minimal", "partial"
-        (to `depth`, default 1) or "full" (a standalone lakehouse in _exports/<name>/)."""
+        (to `depth`, default 1) or "full" (a standalone lakehouse in _exports/<name>/).
+        The name follows the catalog's policy for new names (NFC, not . or ..)."""
+        if isinstance(name, str):
+            check_new_name("export", name, lambda other: other in self._export_names())
         return _exports.create_export(self.engine, name, version, mode, depth, progress)
+
+    def _export_names(self) -> set[str]:
+        return {info.name for info in self.exports()}
 
     def exports(self) -> list[ExportInfo]:
         """The exports recorded in the latest LakehouseDef, by name."""
