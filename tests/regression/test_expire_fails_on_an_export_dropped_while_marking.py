@@ -24,16 +24,16 @@ def _lake(tmp_path) -> Lakehouse:
 
 
 def _drop_when_marking_reaches(monkeypatch, url: str, name: str) -> list[str]:
-    real = Marker.mark_nodes
+    real = Marker.mark_reread  # how marking reads an export's root copy
     dropped: list[str] = []
 
-    def mark_nodes(self, locations, referrer=""):
+    def mark_reread(self, location, referrer=""):
         if referrer == f"export {name}" and not dropped:
             dropped.append(name)
             Lakehouse.open(url).drop_export(name)  # another handle, right now
-        return real(self, locations, referrer)
+        return real(self, location, referrer)
 
-    monkeypatch.setattr(Marker, "mark_nodes", mark_nodes)
+    monkeypatch.setattr(Marker, "mark_reread", mark_reread)
     return dropped
 
 

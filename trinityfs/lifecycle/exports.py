@@ -95,7 +95,7 @@ from trinityfs.lifecycle.export_drop import (
     recorded_at,
     update_lakehouse_def,
 )
-from trinityfs.lifecycle.mark import DEFAULT_THREADS, Marker
+from trinityfs.lifecycle.mark import DEFAULT_THREADS, Marker, read_reused
 from trinityfs.storage import Storage
 from trinityfs.storage.settle import create_settled
 from trinityfs.tree import Node
@@ -178,7 +178,12 @@ def open_export(engine: Engine, name: str) -> tuple[Snapshot, Storage]:
     storage, root_name = export_storage(engine.storage, location)
     sub = engine if storage is engine.storage else Engine(storage)
     try:
-        root = sub.roots.load_location(root_name)
+        data = read_reused(storage, root_name) if storage is engine.storage else None
+        root = (
+            sub.roots.load_location(root_name)
+            if data is None
+            else Node.from_file(decode_node(data, None, root_name), root_name)
+        )
     except StorageFileNotFoundError:
         raise VersionNotFoundError(
             f"export {name!r} is recorded at {location} but its root node file is missing"
@@ -195,7 +200,12 @@ def list_exports(engine: Engine) -> list[ExportInfo]:
         info = ExportInfo(name, location, "/" in location, None)
         try:
             storage, root_name = export_storage(engine.storage, location)
-            nf = decode_node(storage.read_immutable(root_name), None, root_name)
+            data = (
+                read_reused(storage, root_name)
+                if storage is engine.storage
+                else storage.read_immutable(root_name)
+            )
+            nf = decode_node(data, None, root_name)
             info.version = export_root_version(root_name, nf)
             info.created_at_millis = int(nf.system.get(KEY_CREATED_AT_MILLIS, "0"))
         except Exception as exc:  # listing reports a broken export instead of failing

@@ -26,7 +26,6 @@ from trinityfs.format.keys import (
     ObjectKey,
     decode_type_id,
 )
-from trinityfs.format.node_decode import decode_node
 from trinityfs.format.nodefile import NodeFile
 from trinityfs.format.paths import definition_owner_problem
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
@@ -202,8 +201,7 @@ def check_export(
         if directory:
             nf = marker.mark_root(root_name)
         else:
-            marker.mark_nodes([location], referrer=f"export {name}")
-            nf = decode_node(storage.read_immutable(location), None, location)
+            nf = marker.mark_reread(location, referrer=f"export {name}")
     except TrinityError as exc:
         report.error("export", location, f"export {name!r}: {exc}")
         return

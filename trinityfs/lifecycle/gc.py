@@ -223,11 +223,13 @@ def _mark_exports(engine: Engine, live: LiveSet, root: NodeFile | None) -> None:
         if directory:
             live.export_dirs.add(directory)
             continue
-        if export_root in live.export_roots:
+        if export_root in live.export_roots and export_root not in live.missing_export_roots:
             continue
+        # read again when it was missing: dropped and created again while marking
         live.export_roots.add(export_root)
-        live.marker.mark_nodes([export_root], referrer=f"export {name}")
-        if any(loc == export_root for loc, _ in live.marker.missing):
+        if export_root in live.missing_export_roots:
+            live.missing_export_roots.remove(export_root)
+        if live.marker.mark_reread(export_root, referrer=f"export {name}") is None:
             live.missing_export_roots.append(export_root)
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 from trinityfs.errors import StorageFileNotFoundError, TrinityError
+from trinityfs.format.integrity import check_file_bytes
 from trinityfs.format.keys import KEY_LAKEHOUSE_DEF
 from trinityfs.format.node_decode import decode_node
 from trinityfs.format.nodefile import NodeFile
@@ -86,6 +87,33 @@ class Marker:
                 frontier.append(loc)
         self._descend(frontier)
 
+    def mark_reread(self, location: str, referrer: str = "") -> NodeFile | None:
+        """Mark a node file whose name is reused (an export's root copy), read from
+        storage rather than the cache (`read_reused`), and its subtree; -> the node
+        (None when missing: listed in `missing`). Marked again when called again."""
+        self.nodes.add(location)
+        self._referrer.setdefault(location, referrer)
+        try:
+            data = read_reused(self.storage, location)
+            nf = decode_node(data, None, location)
+        except StorageFileNotFoundError:
+            with self._lock:
+                self.missing.append((location, referrer))
+            return None
+        except TrinityError as exc:
+            if self.strict:
+                raise
+            with self._lock:
+                self.problems.append((location, referrer, str(exc)))
+            return None
+        with self._lock:
+            self.missing = [(loc, by) for loc, by in self.missing if loc != location]
+        self.node_reads += 1
+        if self.on_node is not None:
+            self.on_node(location, data, nf)
+        self.mark_loaded(location, nf)
+        return nf
+
     def mark_loaded(self, location: str, nf: NodeFile) -> None:
         """Mark the tree below a node already read (a root the caller loaded)."""
         frontier: list[str] = []
@@ -151,3 +179,16 @@ class Marker:
             return [self._load(loc) for loc in locations]
         with ThreadPoolExecutor(max_workers=min(self.threads, len(locations))) as pool:
             return list(pool.map(self._load, locations))
+
+
+def read_reused(storage: Storage, location: str) -> bytes:
+    """The bytes at `location` read from storage, never from the cache of immutable
+    files, and checked like them: for the root copy of a minimal or partial export,
+    whose name is the export's (FORMAT.md: ``_export_<name>.arrow``). Dropping an export
+    and creating one of the same name replaces that file, so cached bytes would be the
+    old export's: readers would serve it and expiration would keep its files instead
+    of the new one's. The cached copy is dropped too."""
+    storage.forget(location)
+    data = storage.read(location)
+    check_file_bytes(location, data)
+    return data
