@@ -72,3 +72,17 @@ def test_every_one_change_shortcut_returns_a_version(lake):
     assert lake.rename_table("ns", "t", "ns", "t") == version
     assert lake.rename_view("ns", "v", "ns", "v") == version
     assert lake.latest_version() == version
+
+
+def test_the_filesystem_gets_the_same_rules(lake):
+    """trinity:// and the mount set properties through the catalog's one rule (the path
+    model had its own no-change test and type check, the filesystem a third)."""
+    from trinityfs.fs import TrinityFileSystem
+
+    fs = TrinityFileSystem(root=lake.url, skip_instance_cache=True)
+    assert fs.set_properties("/ns", {"a": "1"}) is None  # unchanged: no commit
+    with pytest.raises(ValueError, match="property 'k'"):
+        fs.set_properties("/ns", {"k": 1})
+    with pytest.raises(ValueError, match="list of names"):
+        fs.set_properties("/ns", None, "key")
+    assert dict(lake.describe_namespace("ns").properties) == {"a": "1", "key": "v"}

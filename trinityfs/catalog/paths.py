@@ -417,18 +417,9 @@ class PathModel:
         updates: dict[str, str] | None = None,
         removals: list[str] | tuple[str, ...] = (),
     ) -> bool:
-        """Set and remove namespace properties; False (nothing written) if unchanged."""
-        updates = dict(updates or {})
-        for key, value in updates.items():
-            if not isinstance(key, str) or not isinstance(value, str):
-                raise InvalidArgumentError(f"namespace properties are strings: {key!r}")
-        current = txn.namespace_properties(namespace)
-        wanted = {k: v for k, v in current.items() if k not in removals}
-        wanted.update(updates)
-        if wanted == current:
-            return False
-        txn.set_namespace_properties(namespace, updates, list(removals))
-        return True
+        """Set and remove namespace properties; False (nothing written) if unchanged
+        (the catalog's rule: CatalogTransaction.set_namespace_properties)."""
+        return txn.set_namespace_properties(namespace, updates, removals)
 
 
 __all__ = ["NAMESPACE_PAGE", "PathModel", "Place", "Stat"]

@@ -235,7 +235,9 @@ class CatalogTransaction(CatalogReader):
     @_in_turn
     def set_namespace_properties(
         self, namespace: str, updates: dict[str, str] | None = None, removals=()
-    ) -> None:
+    ) -> bool:
+        """Set and remove some properties; False (nothing staged) when that changes
+        nothing."""
         msg = self.describe_namespace(namespace)
         updates = checked_properties(updates)
         removals = checked_property_names(removals)
@@ -243,7 +245,7 @@ class CatalogTransaction(CatalogReader):
         if all(current.get(n) == v for n, v in updates.items()) and not any(
             n in current for n in removals
         ):
-            return  # changes nothing: no new definition, no version (as for an equal put)
+            return False  # changes nothing: no new definition, no version (as an equal put)
         key = self.keys.namespace_key(namespace)
         # Updates of different property names commute with concurrent ones (txn/commute.py)
         # unless this transaction wrote the namespace some other way (created, replaced).
@@ -259,6 +261,7 @@ class CatalogTransaction(CatalogReader):
         for name, value in updates.items():
             msg.properties[name] = value
         self._store("namespace", key, namespace, None, msg, update)
+        return True
 
     @_in_turn
     def drop_namespace(self, namespace: str, *, cascade: bool = False) -> None:

@@ -337,11 +337,6 @@ class WritingMixin:
         p = self._writable(path)
         if not p.is_namespace:
             raise not_a_directory(p.path, "only namespaces have properties")
-        updates = dict(updates or {})
-        removals = list(removals)
-        for key, value in updates.items():
-            if not isinstance(key, str) or not isinstance(value, str):
-                raise InvalidRequest(f"{p.path}: namespace properties are strings: {key!r}")
 
         def change(txn: CatalogTransaction) -> None:
             self.model.set_properties(txn, p.namespace, updates, removals)
