@@ -88,3 +88,14 @@ def test_lifetime_at_the_maximum_still_loads(lake) -> None:
     assert lake.load_distributed("long").expire_at_millis == (
         txn.began_at_millis + dtxn.MAX_TXN_LIFETIME_MILLIS
     )
+
+
+def test_a_renewed_lease_older_than_the_maximum_still_loads(lake) -> None:
+    """A bulk load's lease (catalog/bulk.py) renews expire_at_millis, not began_at_millis:
+    only the expiry ahead of now is bounded."""
+    lake.begin_distributed(txn_id="lease", ttl_millis=60_000)
+    location = transaction_location("lease")
+    tdef = dtxn.decode_transaction_def(lake.storage.read(location), location)
+    tdef.began_at_millis -= 2 * dtxn.MAX_TXN_LIFETIME_MILLIS
+    lake.storage.write(location, dtxn.encode_transaction_def(tdef))
+    assert lake.load_distributed("lease").id == "lease"

@@ -100,10 +100,9 @@ DEPENDENCIES_ROW = "trinityfs_dependencies"
 # the root of the version a distributed transaction committed names it (readers ignore
 # the row): a process committing the same transaction at the same time finds it
 COMMITTED_ROW = "trinityfs_transaction"
-# The longest lifetime (expire_at_millis - began_at_millis) a transaction may have: 30
-# days. `begin` refuses a longer ttl, and a transaction file saying more (or expiring
-# more than this after now) is refused as corrupt and pins nothing against expiration
-# (docs/FORMAT-CHOICES.md "Distributed transaction files").
+# The longest a transaction may still live: 30 days. `begin` refuses a longer ttl, and
+# a transaction file expiring more than this after now is refused as corrupt and pins
+# nothing against expiration (docs/FORMAT-CHOICES.md "Closing a distributed transaction").
 MAX_TXN_LIFETIME_MILLIS = 30 * 24 * 3600 * 1000
 # The closing claim of transaction <id>: the transaction file of id <id>~closing, created
 # (create-if-absent) by the commit or abort that closes the transaction, before it acts.
@@ -539,15 +538,14 @@ def _structural_problem(tdef: TransactionDef) -> str | None:
 
 
 def _lifetime_problem(tdef: TransactionDef) -> str | None:
-    """A lifetime beyond MAX_TXN_LIFETIME_MILLIS (from its beginning, or from now): such a
-    file would pin its base version against expiration for as long as it says."""
-    lifetime = tdef.expire_at_millis - tdef.began_at_millis
+    """An expiry more than MAX_TXN_LIFETIME_MILLIS after now: such a file would pin its
+    base version against expiration for as long as it says. (Measured from now, not from
+    began_at_millis: a bulk load's lease, catalog/bulk.py, renews its expiry.)"""
     ahead = tdef.expire_at_millis - now_millis()
-    if lifetime > MAX_TXN_LIFETIME_MILLIS or ahead > MAX_TXN_LIFETIME_MILLIS:
+    if ahead > MAX_TXN_LIFETIME_MILLIS:
         return (
-            f"expire_at_millis {tdef.expire_at_millis} is {max(lifetime, ahead)} ms after "
-            f"{'began_at_millis' if lifetime >= ahead else 'now'}, above the maximum lifetime "
-            f"of a transaction ({MAX_TXN_LIFETIME_MILLIS} ms)"
+            f"expire_at_millis {tdef.expire_at_millis} is {ahead} ms after now, above the "
+            f"maximum lifetime of a transaction ({MAX_TXN_LIFETIME_MILLIS} ms)"
         )
     return None
 
