@@ -125,6 +125,10 @@ class RootStore:
         self._ids: LRU[int, tuple[int, ...]] = LRU(4 * max(cached_roots, 16))
         # set once the lakehouse was found replaced: every later question raises it
         self._replaced: str | None = None
+        # (oldest marker value, monotonic time its root was last seen): `oldest_version`
+        # skips the existence check of the root a re-read marker names while this is
+        # within the trust window (see there)
+        self._oldest_seen: tuple[int, float] | None = None
 
     # -- markers --------------------------------------------------------------------
 
@@ -179,12 +183,34 @@ class RootStore:
     def oldest_version(self) -> int:
         """The oldest readable version: the marker when its root exists, else the
         oldest root found by listing (a marker that names no root is a lie: a bit
-        flip, a restored backup, or an expiration that raced another)."""
+        flip, a restored backup, or an expiration that raced another).
+
+        The marker is read every time: it only moves up, and a version at or above
+        what it said a moment ago may be below it now, so "v is readable" is never
+        remembered. What is remembered is that the root the marker names existed: when
+        the marker read now says the same value as when that root was last seen, within
+        the trust window, its existence is not checked again (one request, not two, for
+        a reader checking an old version on every use, `Lakehouse.check_readable`). A
+        root at the marker is deleted only by an expiration that moved the marker above
+        it first; a marker left behind by a racing expiration is at worst trusted for
+        the window, as a confirmed latest version is."""
         marker = self.oldest_marker() or 0
-        if self.exists(marker):
+        seen = self._oldest_seen
+        if seen is not None and seen[0] == marker and self._clock() - seen[1] < self._seen_window():
             return marker
+        started = self._clock()
+        if self.exists(marker):
+            self._oldest_seen = (marker, started)
+            return marker
+        self._oldest_seen = None
         log.debug("%s says %d but that root does not exist", OLDEST_VERSION, marker)
         return self._first_existing_root()
+
+    def _seen_window(self) -> float:
+        """The trust window, or (a reader that only read the definition of an older
+        version) the commit window half of the definition read last."""
+        last = self._last_def
+        return self._window or (last[2] if last is not None else 0.0)
 
     def marker_is_real(self, marker: int) -> bool:
         """Whether a marker value names an existing root (an expiration wrote it)."""
@@ -291,6 +317,7 @@ class RootStore:
         """Drop a root from the cache (expiration deleted it): the remembered latest is
         no longer trusted either (the next question runs the full path)."""
         self._roots.pop(version, None)
+        self._oldest_seen = None
         self._distrust_from(version)
 
     def load_location(self, location: str) -> Node:
