@@ -108,9 +108,9 @@ MAX_TXN_LIFETIME_MILLIS = 30 * 24 * 3600 * 1000
 # (create-if-absent) by the commit or abort that closes the transaction, before it acts.
 # One claim per transaction, so a commit and an abort (or two commits) never both act;
 # a save or load that finds it is refused. It is born expired (expire_at_millis one
-# millisecond after began_at_millis): it pins nothing, and expiration removes it after
-# the grace period (never shorter than the commit budget) like any expired transaction
-# file. docs/FORMAT-CHOICES.md "Closing a distributed transaction".
+# millisecond after began_at_millis): expiration keeps it (and its base) for the grace
+# period (never shorter than the commit budget), then removes it, like any transaction
+# that just expired. docs/FORMAT-CHOICES.md "Closing a distributed transaction".
 CLAIM_SUFFIX = "~closing"
 
 
