@@ -110,7 +110,7 @@ def _fsck(engine: Engine, report: FsckReport, threads: int) -> None:
     markers = assess(storage, inventory, latest)
     for severity, location, message in markers.problems:
         (report.error if severity == "error" else report.warn)("marker", location, message)
-    if oldest is None:
+    if oldest is None or markers.outrun:  # readers trust an outrun marker: fsck does not
         oldest = markers.oldest
     report.oldest_version, report.latest_version = oldest, latest
     roots = inventory.roots()

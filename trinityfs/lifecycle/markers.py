@@ -32,12 +32,18 @@ class MarkerState:
     listed: frozenset[int] = frozenset()  # versions whose root was listed
     oldest_damaged: bool = False  # _oldest_version.txt is malformed or no regular file
     problems: list[tuple[str, str, str]] = field(default_factory=list)  # (severity, file, msg)
+    outrun: bool = False  # the marker is older than the root it names (see `assess`)
 
     @property
     def oldest_is_lie(self) -> bool:
-        """The oldest marker names no existing root (or one above the latest)."""
+        """The oldest marker names no existing root (or one above the latest), or names
+        a root created after the marker was written (a lie the lakehouse caught up with)."""
         marker = self.oldest_marker or 0
-        return marker > self.latest or (marker < self.floor and marker not in self.listed)
+        return (
+            marker > self.latest
+            or (marker < self.floor and marker not in self.listed)
+            or self.outrun
+        )
 
     @property
     def oldest(self) -> int:
@@ -94,7 +100,20 @@ def assess(storage: Storage, inventory: Inventory, latest: int) -> MarkerState:
             severity = "error" if location == OLDEST_VERSION else "warning"
             state.problems.append((severity, location, message))
     marker = state.oldest_marker
-    if marker is not None and marker > latest:
+    state.outrun = marker is not None and _written_before_its_root(inventory, marker)
+    if state.outrun and marker is not None:
+        state.problems.append(
+            (
+                "error",
+                OLDEST_VERSION,
+                f"says {marker}, but was written before the root of version {marker} "
+                f"existed (expiration names only an existing root): a lie when written (a "
+                f"bit flip, a restored backup) that the lakehouse caught up with; versions "
+                f"{floor}..{marker - 1} are still there (run `trinityfs expire` to repair "
+                "it; until then readers take them for expired)",
+            )
+        )
+    elif marker is not None and marker > latest:
         state.problems.append(
             (
                 "error",
@@ -118,6 +137,24 @@ def assess(storage: Storage, inventory: Inventory, latest: int) -> MarkerState:
             ("warning", LATEST_HINT, f"says {hint}, above the latest version {latest}")
         )
     return state
+
+
+#: seconds a marker must be older than the root it names to count as written before it
+#: (mtimes of one store; object stores keep whole seconds)
+OUTRUN_SLACK_SECONDS = 2.0
+
+
+def _written_before_its_root(inventory: Inventory, marker: int) -> bool:
+    """Whether `_oldest_version.txt` (saying `marker`) is older than root `marker`.
+    Expiration writes the marker naming a root that exists, so a marker older than its
+    root was written when that root did not exist: a lie (FORMAT-CHOICES: a marker above
+    the latest is one) that commits caught up with. Trusted, it would make readers take
+    every older version for expired and expiration delete them whatever the policy."""
+    entry = inventory.entries.get(OLDEST_VERSION)
+    root = inventory.roots().get(marker)
+    if entry is None or root is None or entry.mtime is None or root.mtime is None:
+        return False
+    return root.mtime - entry.mtime > OUTRUN_SLACK_SECONDS
 
 
 #: what `_read` returns for a marker that is a link, a directory or a FIFO
