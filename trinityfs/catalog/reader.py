@@ -198,6 +198,21 @@ class CatalogReader:
         keys = list(map(_first, self._view.scan_prefix(prefix, after, limit)))
         return self.keys.decode_names(kind, namespace, keys)
 
+    def list_names_and_locations(
+        self, kind: Kind, namespace: str, start_after: str | None = None, limit: int | None = None
+    ) -> tuple[list[str], list[str]]:
+        """`list_names` and each name's definition location, from the same one scan (no
+        definition read; the Iceberg front ends judge definitions by location)."""
+        limit = checked_limit(limit)
+        self._namespace_location(namespace)
+        prefix = self.keys.children_prefix(kind, namespace)
+        after = None
+        if start_after is not None:
+            after = self.keys.object_key(kind, namespace, start_after)
+        pairs = self._view.scan_prefix(prefix, after, limit)
+        names = self.keys.decode_names(kind, namespace, list(map(_first, pairs)))
+        return names, list(map(_second, pairs))
+
     def list_tables(self, namespace: str, start_after: str | None = None, limit: int | None = None):
         return self.list_names("table", namespace, start_after, limit)
 

@@ -20,13 +20,13 @@ from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
 from trinityfs.catalog import CatalogTransaction
 from trinityfs.errors import InvalidArgumentError, StorageFileNotFoundError
 from trinityfs.iceberg.errors import iceberg_errors
-from trinityfs.iceberg.objects import iceberg_names, view_location
+from trinityfs.iceberg.objects import iceberg_names, read_threads, view_location
 
 if TYPE_CHECKING:
     from pyiceberg.io import FileIO
     from pyiceberg.view import View
 
-    from trinityfs.catalog import CatalogSnapshot
+    from trinityfs.catalog import CatalogSnapshot, Lakehouse
 
 T = TypeVar("T")
 
@@ -42,6 +42,9 @@ class NamespaceMixin:
         def _write(
             self, change: Callable[[CatalogTransaction], T], what: str, **subject: str | bool
         ) -> T: ...
+
+        _lake: Lakehouse
+
         def _view(self) -> CatalogSnapshot | CatalogTransaction: ...
         def _namespace_name(self, namespace: str | Identifier) -> str: ...
         def _table_ref(self, identifier: str | Identifier) -> tuple[str, str]: ...
@@ -65,6 +68,11 @@ class NamespaceMixin:
 
         self._write(change, f"creating namespace {ns}", namespace=ns)
 
+    @property
+    def _read_threads(self) -> int:
+        """Definitions a listing reads at once (objects.read_threads)."""
+        return read_threads(self._lake.url)
+
     def _check_namespace_location(self, ns: str, props: dict[str, str]) -> None:
         """A namespace `location` is where its new tables go: it must be allowed."""
         if props.get(LOCATION):
@@ -81,7 +89,8 @@ class NamespaceMixin:
     def list_tables(self, namespace: str | Identifier) -> list[Identifier]:
         ns = self._namespace_name(namespace)
         with iceberg_errors(f"listing namespace {ns}", namespace=ns, must_exist=True):
-            return [(ns, name) for name in iceberg_names(self._view(), "table", ns)]
+            names = iceberg_names(self._view(), "table", ns, threads=self._read_threads)
+            return [(ns, name) for name in names]
 
     def list_namespaces(self, namespace: str | Identifier = ()) -> list[Identifier]:
         if namespace and Catalog.identifier_to_tuple(namespace) != ():
@@ -137,7 +146,8 @@ class NamespaceMixin:
         TrinityLake views are not listed, as the REST server lists them)."""
         ns = self._namespace_name(namespace)
         with iceberg_errors(f"listing namespace {ns}", namespace=ns, must_exist=True):
-            return [(ns, name) for name in iceberg_names(self._view(), "view", ns)]
+            names = iceberg_names(self._view(), "view", ns, threads=self._read_threads)
+            return [(ns, name) for name in names]
 
     def _view_location(self, ns: str, name: str) -> str:
         return view_location(self._view(), ns, name)

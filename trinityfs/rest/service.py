@@ -22,7 +22,7 @@ from pyiceberg.table.metadata import TableMetadata
 
 from trinityfs.errors import InvalidNameError, NotFoundError, VersionNotFoundError
 from trinityfs.iceberg import TrinityCatalog
-from trinityfs.iceberg.objects import iceberg_names, iceberg_page
+from trinityfs.iceberg.objects import iceberg_names, iceberg_page, read_threads
 from trinityfs.iceberg.pointer import metadata_location_of
 from trinityfs.lru import LRU
 from trinityfs.rest import requests as rq
@@ -232,10 +232,11 @@ class RestCatalogService:
         if not self._namespace_exists(snap, ns):
             raise NoSuchNamespaceError(f"Namespace does not exist: {ns}")
         try:  # Iceberg tables or views only (trinityfs/iceberg/objects.py)
+            threads = read_threads(self.lake.url)
             if paginate:
-                names = iceberg_page(snap, kind, ns, after, limit + 1)
+                names = iceberg_page(snap, kind, ns, after, limit + 1, threads)
             else:
-                names = list(iceberg_names(snap, kind, ns))
+                names = list(iceberg_names(snap, kind, ns, threads=threads))
         except NotFoundError:
             raise NoSuchNamespaceError(f"Namespace does not exist: {ns}") from None
         except InvalidNameError:  # the namespace is there: the token's name is no name
