@@ -7,6 +7,7 @@ import argparse
 import re
 import sys
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .errors import Refused, UsageError
@@ -31,17 +32,21 @@ def duration(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text[:40]!r}...: a duration this long is not one")
     if text.isascii() and text.isdigit():
         return int(text)
-    pos, total = 0, 0.0
+    pos, total = 0, Fraction(0)
     for match in _DURATION.finditer(text):
         if match.start() != pos:
             break
-        total += float(match.group(1)) * _UNITS[match.group(2)]
+        total += Fraction(match.group(1)) * _UNITS[match.group(2)]  # exact, no float
         pos = match.end()
     if pos != len(text) or not text:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a duration (e.g. 7d, 12h, 30m, 45s, 500ms, 1h30m)"
         )
-    return round(total)
+    if total.denominator != 1:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a whole number of milliseconds ({float(total):g} ms)"
+        )
+    return int(total)
 
 
 def duration_text(millis: int) -> str:
