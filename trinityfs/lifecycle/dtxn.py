@@ -178,7 +178,21 @@ class DistributedTxn(Transaction):
             )
 
     def _take_claim(self) -> bool:
-        """Create the closing claim; False when another commit or abort holds it."""
+        """Create the closing claim; False when another commit or abort holds it. An
+        earlier create of ours whose outcome stayed unknown (AmbiguousWriteError) is
+        settled first: when it landed, the claim is ours."""
+        storage = self.engine.storage
+        earlier = unsettled(storage, self.claim)
+        if earlier is not None:
+            landed = settle(storage, self.claim, earlier)
+            if landed is None:
+                raise AmbiguousWriteError(
+                    f"whether the closing claim of distributed transaction {self.id} "
+                    "landed is still unknown (reading it back failed); nothing was done"
+                )
+            if landed:
+                return True
+            forget_unsettled(storage, self.claim)
         now = now_millis()
         claim = TransactionDef()
         claim.CopyFrom(self.tdef)
