@@ -504,6 +504,11 @@ def begin(
         # our own earlier begin, whose outcome was unknown, landed: adopt it
         tdef = decode_transaction_def(earlier, location)
         base = engine.snapshot(parse_root_node_file(tdef.beginning_root_node_file_path))
+    if not generated:
+        # the id was used before: the closing claim of that transaction may still be
+        # there (expiration removes it after the grace period). Its file is gone (the
+        # create succeeded), so whoever closed it is done: the claim is stale.
+        engine.storage.delete(claim_location(txn_id))
     return DistributedTxn(engine, base, tdef)
 
 
