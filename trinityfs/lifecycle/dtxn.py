@@ -104,6 +104,16 @@ COMMITTED_ROW = "trinityfs_transaction"
 # a transaction file expiring more than this after now is refused as corrupt and pins
 # nothing against expiration (docs/FORMAT-CHOICES.md "Closing a distributed transaction").
 MAX_TXN_LIFETIME_MILLIS = 30 * 24 * 3600 * 1000
+
+
+def lifetime_bound(ldef: LakehouseDef | None) -> int:
+    """The longest a transaction of this lakehouse may live: 30 days, or its configured
+    txn_ttl_millis when that is longer (FORMAT.md allows any; the lakehouse's own policy
+    is the authority, so its honest transactions are never refused)."""
+    ttl = ldef.txn_ttl_millis if ldef is not None else 0
+    return max(MAX_TXN_LIFETIME_MILLIS, ttl)
+
+
 # The closing claim of transaction <id>: the transaction file of id <id>~closing, created
 # (create-if-absent) by the commit or abort that closes the transaction, before it acts.
 # One claim per transaction, so a commit and an abort (or two commits) never both act;
@@ -457,10 +467,11 @@ def begin(
     ttl = ldef.txn_ttl_millis if ttl_millis is None else ttl_millis
     if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl <= 0:
         raise InvalidArgumentError(f"a transaction's ttl_millis must be an int > 0, got {ttl!r}")
-    if ttl > MAX_TXN_LIFETIME_MILLIS:
+    bound = lifetime_bound(ldef)
+    if ttl > bound:
         raise InvalidArgumentError(
-            f"a transaction's ttl_millis must be at most {MAX_TXN_LIFETIME_MILLIS} (the maximum "
-            f"lifetime, 30 days), got {ttl}"
+            f"a transaction's ttl_millis must be at most {bound} (the maximum lifetime: 30 "
+            f"days, or the lakehouse's txn_ttl_millis when longer), got {ttl}"
         )
     generated = txn_id is None
     txn_id = str(uuid.uuid4()) if txn_id is None else canonical_id(txn_id, new=True)
@@ -518,7 +529,9 @@ def encode_transaction_def(tdef: TransactionDef) -> bytes:
     return add_checksum_trailer(encode_definition(tdef))
 
 
-def decode_transaction_def(data: bytes, location: str) -> TransactionDef:
+def decode_transaction_def(
+    data: bytes, location: str, max_lifetime_millis: int = MAX_TXN_LIFETIME_MILLIS
+) -> TransactionDef:
     """The TransactionDef stored at `location`, verified: CorruptFileError naming the file
     when its checksum does not match, or (a file without one: another writer's, or
     trinityfs before checksums) when it is not a complete transaction of that name."""
@@ -526,7 +539,7 @@ def decode_transaction_def(data: bytes, location: str) -> TransactionDef:
     tdef = decode_definition(body, TransactionDef, location)
     problem = None if verified else _structural_problem(tdef)
     if problem is None:
-        problem = _lifetime_problem(tdef)
+        problem = _lifetime_problem(tdef, max_lifetime_millis)
     if problem is None:
         try:
             named = transaction_location(tdef.id)
@@ -556,15 +569,15 @@ def _structural_problem(tdef: TransactionDef) -> str | None:
     return None
 
 
-def _lifetime_problem(tdef: TransactionDef) -> str | None:
-    """An expiry more than MAX_TXN_LIFETIME_MILLIS after now: such a file would pin its
+def _lifetime_problem(tdef: TransactionDef, bound: int) -> str | None:
+    """An expiry more than `bound` (lifetime_bound) after now: such a file would pin its
     base version against expiration for as long as it says. (Measured from now, not from
     began_at_millis: a bulk load's lease, catalog/bulk.py, renews its expiry.)"""
     ahead = tdef.expire_at_millis - now_millis()
-    if ahead > MAX_TXN_LIFETIME_MILLIS:
+    if ahead > bound:
         return (
             f"expire_at_millis {tdef.expire_at_millis} is {ahead} ms after now, above the "
-            f"maximum lifetime of a transaction ({MAX_TXN_LIFETIME_MILLIS} ms)"
+            f"maximum lifetime of a transaction ({bound} ms)"
         )
     return None
 
@@ -579,7 +592,13 @@ def read_transaction_def(engine: Engine, txn_id: str) -> TransactionDef:
         raise TransactionNotFoundError(
             f"no distributed transaction {txn_id!r} (never begun, committed or aborted)"
         ) from None
-    return decode_transaction_def(data, location)
+    try:
+        return decode_transaction_def(data, location)
+    except CorruptFileError:
+        bound = lifetime_bound(engine.snapshot().lakehouse_def)
+        if bound == MAX_TXN_LIFETIME_MILLIS:
+            raise
+        return decode_transaction_def(data, location, bound)  # a lakehouse TTL > 30 days
 
 
 def load(engine: Engine, txn_id: str) -> DistributedTxn:

@@ -138,6 +138,7 @@ from trinityfs.format.definitions import (
 from trinityfs.format.keys import KEY_CREATED_AT_MILLIS
 from trinityfs.format.paths import OLDEST_VERSION, parse_root_node_file
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
+from trinityfs.lifecycle.dtxn import lifetime_bound
 from trinityfs.lifecycle.gc import (
     LiveSet,
     delete_all,
@@ -301,9 +302,8 @@ def expire(
     now = now_millis()
     roots = engine.roots
     latest = roots.latest_version()  # probed: the roots decide, markers only start it
-    policy = RetentionPolicy.of(
-        engine.snapshot(latest).lakehouse_def, max_age_millis, min_versions, grace_millis
-    )
+    latest_ldef = engine.snapshot(latest).lakehouse_def
+    policy = RetentionPolicy.of(latest_ldef, max_age_millis, min_versions, grace_millis)
     cutoff = now - policy.grace_millis - policy.margin_millis
 
     phases: dict[str, float] = {}
@@ -324,7 +324,9 @@ def expire(
         why = next(msg for _sev, loc, msg in markers.problems if loc == OLDEST_VERSION)
         raise CorruptFileError(OLDEST_VERSION, f"{why}; expiration never guesses it")
     previous_oldest = markers.oldest
-    transactions = scan_transactions(storage, inventory, threads)
+    transactions = scan_transactions(
+        storage, inventory, threads, max_lifetime_millis=lifetime_bound(latest_ldef)
+    )
     live_txns = [t for t in transactions if t.live(cutoff)]
     phase("list")
 

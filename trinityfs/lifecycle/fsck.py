@@ -42,6 +42,7 @@ from trinityfs.format.keys import KEY_LAKEHOUSE_DEF, KEY_PREVIOUS_ROOT, KeyCodec
 from trinityfs.format.nodefile import NodeFile
 from trinityfs.format.paths import parse_root_node_file, root_node_file
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
+from trinityfs.lifecycle.dtxn import lifetime_bound
 from trinityfs.lifecycle.fsck_checks import (
     check_definitions,
     check_export,
@@ -169,7 +170,10 @@ def _fsck(engine: Engine, report: FsckReport, threads: int) -> None:
         check_export(engine, name, location, inventory, live, report, threads)
 
     # Distributed transactions.
-    for txn in scan_transactions(storage, inventory, threads, strict=False):
+    bound = lifetime_bound(latest_ldef)
+    for txn in scan_transactions(
+        storage, inventory, threads, strict=False, max_lifetime_millis=bound
+    ):
         entry = {"location": txn.file.location, "id": None, "state": "unreadable"}
         report.transactions.append(entry)
         if txn.tdef is None:

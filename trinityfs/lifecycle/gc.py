@@ -36,7 +36,7 @@ from trinityfs.format.keys import KEY_LAKEHOUSE_DEF
 from trinityfs.format.nodefile import NodeFile
 from trinityfs.format.paths import parse_root_node_file, root_node_file
 from trinityfs.format.trinitylake_pb2 import LakehouseDef, TransactionDef
-from trinityfs.lifecycle.dtxn import decode_transaction_def
+from trinityfs.lifecycle.dtxn import MAX_TXN_LIFETIME_MILLIS, decode_transaction_def
 from trinityfs.lifecycle.inventory import (
     COLLECTABLE,
     DEFINITION,
@@ -80,7 +80,12 @@ class StoredTransaction:
 
 
 def scan_transactions(
-    storage: Storage, inventory: Inventory, threads: int = DEFAULT_THREADS, *, strict: bool = True
+    storage: Storage,
+    inventory: Inventory,
+    threads: int = DEFAULT_THREADS,
+    *,
+    strict: bool = True,
+    max_lifetime_millis: int = MAX_TXN_LIFETIME_MILLIS,
 ) -> list[StoredTransaction]:
     """Read every transaction file of the inventory (in parallel).
 
@@ -96,7 +101,8 @@ def scan_transactions(
     def read(f: StoredFile) -> StoredTransaction:
         try:
             data = storage.read(f.location)
-            return StoredTransaction(f, decode_transaction_def(data, f.location))
+            tdef = decode_transaction_def(data, f.location, max_lifetime_millis)
+            return StoredTransaction(f, tdef)
         except (StorageFileNotFoundError, CorruptFileError) as exc:
             return StoredTransaction(f, None, str(exc))
         except TrinityError as exc:
