@@ -44,6 +44,7 @@ stored state points to while the transaction is not expired, plus the grace peri
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import unicodedata
@@ -142,13 +143,19 @@ def canonical_id(txn_id: str, *, new: bool = False) -> str:
         )
     if new:
         transaction_location(nfc)
-        claim_location(nfc)  # room for the claim's name too
     return nfc
 
 
 def claim_location(txn_id: str) -> str:
-    """Where the closing claim of transaction `txn_id` is created."""
-    return transaction_location(txn_id + CLAIM_SUFFIX)
+    """Where the closing claim of transaction `txn_id` is created: the transaction file of
+    id `<id>~closing`, or, for an id too long to take the suffix (valid ids before claims
+    existed), of id `<sha256 of the id>~closing`, so every valid id can still close."""
+    try:
+        return transaction_location(txn_id + CLAIM_SUFFIX)
+    except InvalidNameError:
+        transaction_location(txn_id)  # the id itself is invalid: that error
+        digest = hashlib.sha256(txn_id.encode()).hexdigest()
+        return transaction_location(digest + CLAIM_SUFFIX)
 
 
 class DistributedTxn(Transaction):
