@@ -16,6 +16,7 @@ import pytest
 from trinityfs import Lakehouse
 from trinityfs.errors import CorruptFileError
 from trinityfs.format.definitions import encode_definition
+from trinityfs.format.integrity import split_checksum_trailer
 from trinityfs.format.trinitylake_pb2 import TransactionDef
 from trinityfs.lifecycle import dtxn
 from trinityfs.lifecycle.gc import scan_transactions
@@ -81,7 +82,7 @@ def test_expiration_does_not_obey_a_damaged_transaction_file(saved) -> None:
 
 def test_file_without_checksum_from_older_writers_still_loads(saved) -> None:
     lake, location, data = saved
-    body, verified = dtxn.split_checksum_trailer(location, data)
+    body, verified = split_checksum_trailer(location, data)
     assert verified
     loaded = _load(lake, body)  # what trinityfs wrote before checksums (FORMAT.md only)
     assert loaded.list_tables("ns") == ["pending"]

@@ -36,7 +36,7 @@ from trinityfs.format.keys import KEY_LAKEHOUSE_DEF
 from trinityfs.format.nodefile import NodeFile
 from trinityfs.format.paths import parse_root_node_file, root_node_file
 from trinityfs.format.trinitylake_pb2 import LakehouseDef, TransactionDef
-from trinityfs.lifecycle.dtxn import MAX_TXN_LIFETIME_MILLIS, decode_transaction_def
+from trinityfs.lifecycle.dtxn_files import MAX_TXN_LIFETIME_MILLIS, decode_transaction_def
 from trinityfs.lifecycle.inventory import (
     COLLECTABLE,
     DEFINITION,
