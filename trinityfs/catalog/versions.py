@@ -19,7 +19,7 @@ from trinityfs.format.keys import (
     KeyCodec,
 )
 from trinityfs.format.paths import parse_root_node_file, root_node_file
-from trinityfs.txn.engine import Engine, diff_snapshots
+from trinityfs.txn.engine import Engine, diff_snapshots, now_millis
 
 
 def version_info(engine: Engine, version: int) -> VersionInfo:
@@ -41,6 +41,7 @@ def version_at(engine: Engine, timestamp: datetime | int, latest: Callable[[], i
     again from the new oldest version, so the answer is a readable version.
     """
     millis = to_millis(timestamp)
+    now = now_millis()
     oldest = engine.roots.oldest_version
     now_oldest = oldest()
     for _attempt in range(_SEARCHES):
@@ -54,7 +55,7 @@ def version_at(engine: Engine, timestamp: datetime | int, latest: Callable[[], i
             continue
         now_oldest = oldest()
         if found >= now_oldest:
-            return found
+            return _unless_skewed(engine, found, millis, now, latest)
     raise VersionNotFoundError(
         f"no readable version at or before {format_millis(millis)}: expiration moved the "
         f"oldest readable version {_SEARCHES} times during the search (now {now_oldest})"
@@ -62,6 +63,34 @@ def version_at(engine: Engine, timestamp: datetime | int, latest: Callable[[], i
 
 
 _SEARCHES = 3
+#: how far a recorded commit time may lie beyond this clock's now before the version
+#: after the one a time selects is taken for a committer's clock running ahead
+CLOCK_SKEW_MILLIS = 60_000
+
+
+def _unless_skewed(
+    engine: Engine, found: int, millis: int, now: int, latest: Callable[[], int]
+) -> int:
+    """`found`, unless the version after it records a commit time beyond this clock's
+    now: its committer's clock ran ahead (every later version is stamped after it), so
+    the recorded times cannot tell whether it landed before `millis`. Then a time at or
+    after now selects the latest version (every version there is was committed before
+    now), and an earlier one is refused (VersionNotFoundError) rather than answered
+    with a version that may be wrong."""
+    newest = latest()
+    if found >= newest:
+        return found
+    recorded = version_info(engine, found + 1).created_at_millis
+    if recorded <= now + CLOCK_SKEW_MILLIS:
+        return found
+    if millis >= now:
+        return newest
+    raise VersionNotFoundError(
+        f"which version was the latest at {format_millis(millis)} cannot be told: "
+        f"version {found + 1} records its commit at {format_millis(recorded)}, after "
+        f"this clock's now ({format_millis(now)}; its committer's clock ran ahead), "
+        "and every later version is stamped after it; select a version by number"
+    )
 
 
 def _search(engine: Engine, millis: int, lo: int, latest: Callable[[], int]) -> int:
