@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,8 +20,6 @@ from trinityfs.catalog.config import verify_mode
 from trinityfs.catalog.content import RenderCache
 from trinityfs.catalog.distributed import DistributedTransaction
 from trinityfs.catalog.expired import (
-    ExpiryAwareView,
-    OldestVersion,
     check_not_expired,
     load_root,
 )
@@ -31,8 +28,7 @@ from trinityfs.catalog.history import History
 from trinityfs.catalog.model import Change, Kind, VersionInfo
 from trinityfs.catalog.names import check_new_name
 from trinityfs.catalog.primitives import FrontEndPrimitives
-from trinityfs.catalog.reader import CatalogReader, KeyValueView
-from trinityfs.catalog.selector import Selection
+from trinityfs.catalog.snapshot import CatalogSnapshot
 from trinityfs.catalog.writer import CatalogTransaction, Definition
 from trinityfs.errors import (
     AlreadyExistsError,
@@ -42,7 +38,6 @@ from trinityfs.errors import (
     NamespaceNotEmptyError,
     NamespaceNotFoundError,
     ObjectNotFoundError,
-    ReadOnlyError,
     VersionNotFoundError,
 )
 from trinityfs.format.definitions import (
@@ -111,36 +106,6 @@ def _begins_unprobed(method: _Method) -> _Method:
         return method(self, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
-
-
-class CatalogSnapshot(CatalogReader):
-    """A read-only view of one version; every write method raises ReadOnlyError."""
-
-    def __init__(
-        self, snapshot: Snapshot, storage: Storage, oldest_version: OldestVersion | None = None
-    ):
-        """`oldest_version` (the catalog's, read now): a missing file is then reported
-        as the version having expired when it has (catalog/expired.py)."""
-        view: KeyValueView = snapshot
-        read = storage.read_immutable
-        if oldest_version is not None:
-            aware = ExpiryAwareView(snapshot, snapshot.version, oldest_version)
-            view, read = aware, aware.read_file(read)
-        super().__init__(view, read, snapshot.version)
-        self.snapshot = snapshot
-        self.storage_url = storage.url
-        self.selection: Selection | None = None  # set by Lakehouse.view()
-        # when the oldest marker last said this version is readable (Lakehouse.check_readable)
-        self.readable_checked_at = -math.inf
-
-    @property
-    def created_at_millis(self) -> int:
-        return self.snapshot.created_at_millis
-
-    def __getattr__(self, name: str) -> Any:
-        if hasattr(CatalogTransaction, name) and not name.startswith("_"):
-            raise ReadOnlyError(f"version {self.version} is read-only ({name} needs the latest)")
-        raise AttributeError(name)
 
 
 class Lakehouse(FrontEndPrimitives):
