@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,6 +30,17 @@ def make_lake(tmp_path) -> Callable[..., Lakehouse]:
         return Lakehouse.create(url, **options)
 
     return make
+
+
+@pytest.fixture(params=["local", pytest.param("s3", marks=pytest.mark.s3)])
+def where(request, tmp_path) -> tuple[str, dict[str, Any]]:
+    """(url, storage options) for a new lakehouse, once on local disk (no fsync) and once
+    on S3 (the moto server; marked s3)."""
+    if request.param == "local":
+        return str(tmp_path / "lake"), {"fsync": False}
+    options = request.getfixturevalue("s3_storage_options")
+    bucket = request.getfixturevalue("s3_bucket")
+    return f"s3://{bucket}/lake-{uuid.uuid4().hex}", dict(options)
 
 
 @pytest.fixture

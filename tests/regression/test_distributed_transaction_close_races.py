@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import uuid
-from typing import Any
 
 import pytest
 from dtxn_close_workers import commit_paused_before_the_root, save_paused_before_the_write
@@ -34,16 +32,6 @@ from trinityfs.format.paths import transaction_location
 from trinityfs.txn.publish import undo
 
 NO_FSYNC = {"fsync": False}
-
-
-@pytest.fixture(params=["local", pytest.param("s3", marks=pytest.mark.s3)])
-def where(request, tmp_path) -> tuple[str, dict[str, Any]]:
-    """(url, storage options) of a new lakehouse on local disk or S3 (moto server)."""
-    if request.param == "local":
-        return str(tmp_path / "lake"), NO_FSYNC
-    options = request.getfixturevalue("s3_storage_options")
-    bucket = request.getfixturevalue("s3_bucket")
-    return f"s3://{bucket}/close-races-{uuid.uuid4().hex}", dict(options)
 
 
 def _lake(where) -> Lakehouse:

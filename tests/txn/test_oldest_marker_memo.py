@@ -8,9 +8,6 @@ the value read, within the trust window: one request.
 
 from __future__ import annotations
 
-import uuid
-from typing import Any
-
 import pytest
 from expire_clock import expiring_later
 
@@ -19,15 +16,6 @@ from trinityfs.errors import VersionNotFoundError
 from trinityfs.format.paths import OLDEST_VERSION, root_node_file
 
 NO_FSYNC = {"fsync": False}
-
-
-@pytest.fixture(params=["local", pytest.param("s3", marks=pytest.mark.s3)])
-def where(request, tmp_path) -> tuple[str, dict[str, Any]]:
-    if request.param == "local":
-        return str(tmp_path / "lake"), NO_FSYNC
-    options = request.getfixturevalue("s3_storage_options")
-    bucket = request.getfixturevalue("s3_bucket")
-    return f"s3://{bucket}/oldest-memo-{uuid.uuid4().hex}", dict(options)
 
 
 def _expired_lake(where) -> Lakehouse:

@@ -189,29 +189,30 @@ class CatalogReader:
         self, kind: Kind, namespace: str, start_after: str | None = None, limit: int | None = None
     ) -> list[str]:
         """Names of `kind` in a namespace, in order (one key-range scan, no definition read)."""
-        limit = checked_limit(limit)
-        self._namespace_location(namespace)
-        prefix = self.keys.children_prefix(kind, namespace)
-        after = None
-        if start_after is not None:
-            after = self.keys.object_key(kind, namespace, start_after)
-        keys = list(map(_first, self._view.scan_prefix(prefix, after, limit)))
-        return self.keys.decode_names(kind, namespace, keys)
+        pairs = self._children(kind, namespace, start_after, limit)
+        return self.keys.decode_names(kind, namespace, list(map(_first, pairs)))
 
     def list_names_and_locations(
         self, kind: Kind, namespace: str, start_after: str | None = None, limit: int | None = None
     ) -> tuple[list[str], list[str]]:
         """`list_names` and each name's definition location, from the same one scan (no
         definition read; the Iceberg front ends judge definitions by location)."""
+        pairs = self._children(kind, namespace, start_after, limit)
+        names = self.keys.decode_names(kind, namespace, list(map(_first, pairs)))
+        return names, list(map(_second, pairs))
+
+    def _children(
+        self, kind: Kind, namespace: str, start_after: str | None, limit: int | None
+    ) -> list[tuple[str, str]]:
+        """(key, location) of the `kind` objects of a namespace after `start_after`: one
+        key-range scan (NamespaceNotFoundError when the namespace does not exist)."""
         limit = checked_limit(limit)
         self._namespace_location(namespace)
         prefix = self.keys.children_prefix(kind, namespace)
         after = None
         if start_after is not None:
             after = self.keys.object_key(kind, namespace, start_after)
-        pairs = self._view.scan_prefix(prefix, after, limit)
-        names = self.keys.decode_names(kind, namespace, list(map(_first, pairs)))
-        return names, list(map(_second, pairs))
+        return self._view.scan_prefix(prefix, after, limit)
 
     def list_tables(self, namespace: str, start_after: str | None = None, limit: int | None = None):
         return self.list_names("table", namespace, start_after, limit)
