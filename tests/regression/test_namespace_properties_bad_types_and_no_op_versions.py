@@ -86,3 +86,22 @@ def test_the_filesystem_gets_the_same_rules(lake):
     with pytest.raises(ValueError, match="list of names"):
         fs.set_properties("/ns", None, "key")
     assert dict(lake.describe_namespace("ns").properties) == {"a": "1", "key": "v"}
+
+
+def test_no_change_is_never_answered_from_a_stale_base(tmp_path):
+    """A one-change shortcut begins at the latest version this process confirmed within
+    the trust window, unprobed. Setting a=1 where that base had a=1 answered "no change"
+    although another process had set a=2 meanwhile: a=1 was silently lost. A "no change"
+    on an unprobed base now stands only if that base is still the latest; else the
+    change is redone on the latest version."""
+    url = str(tmp_path / "shared")
+    mine = Lakehouse.create(url)
+    mine.create_namespace("ns", {"a": "1"})
+    assert mine.engine.roots.trusted_latest() == mine.latest_version()  # warm, unprobed
+    other = Lakehouse.open(url)
+    other.set_namespace_properties("ns", {"a": "2"})
+    version = mine.set_namespace_properties("ns", {"a": "1"})
+    assert dict(Lakehouse.open(url).describe_namespace("ns").properties) == {"a": "1"}
+    assert version == Lakehouse.open(url).latest_version() == 3
+    # and a true no-op on a fresh base still commits nothing
+    assert mine.set_namespace_properties("ns", {"a": "1"}) == 3

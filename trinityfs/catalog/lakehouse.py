@@ -82,6 +82,14 @@ _STALE_BASE_ERRORS = (
 _Method = TypeVar("_Method", bound=Callable[..., int])
 
 
+class _NothingChanged(Exception):
+    """A shortcut on an unprobed base changed nothing: true only if the base is latest."""
+
+    def __init__(self, version: int):
+        super().__init__(version)
+        self.version = version
+
+
 def _begins_unprobed(method: _Method) -> _Method:
     """A one-change shortcut begins at the latest version this process confirmed within
     the trust window (`RootStore.trusted_latest`), with no storage request: the
@@ -101,6 +109,9 @@ def _begins_unprobed(method: _Method) -> _Method:
         except _STALE_BASE_ERRORS:
             if self.latest_version(fresh=True) == base:
                 raise
+        except _NothingChanged as unchanged:  # "no change" is an answer too
+            if self.latest_version(fresh=True) == base:
+                return unchanged.version
         finally:
             self._shortcut.base = None
         return method(self, *args, **kwargs)
@@ -311,13 +322,13 @@ class Lakehouse(FrontEndPrimitives):
     def create_namespace(self, namespace: str, properties: dict[str, str] | None = None) -> int:
         with self._one() as t:
             t.create_namespace(namespace, properties)
-        return _version_of(t)
+        return self._result(t)
 
     @_begins_unprobed
     def drop_namespace(self, namespace: str, *, cascade: bool = False) -> int:
         with self._one() as t:
             t.drop_namespace(namespace, cascade=cascade)
-        return _version_of(t)
+        return self._result(t)
 
     @_begins_unprobed
     def set_namespace_properties(
@@ -327,55 +338,67 @@ class Lakehouse(FrontEndPrimitives):
         the version the namespace was read at is returned)."""
         with self._one() as t:
             t.set_namespace_properties(namespace, updates, removals)
-        return _version_of(t)
+        return self._result(t)
 
     @_begins_unprobed
     def create_table(self, namespace: str, name: str, definition: Definition = None) -> int:
         with self._one() as t:
             t.create_table(namespace, name, definition)
-        return _version_of(t)
+        return self._result(t)
 
     @_begins_unprobed
     def replace_table(self, namespace: str, name: str, definition: Definition) -> int:
         with self._one() as t:
             t.replace_table(namespace, name, definition)
-        return _version_of(t)
+        return self._result(t)
 
     @_begins_unprobed
     def drop_table(self, namespace: str, name: str) -> int:
         with self._one() as t:
             t.drop_table(namespace, name)
-        return _version_of(t)
+        return self._result(t)
 
     @_begins_unprobed
     def rename_table(self, namespace: str, name: str, new_namespace: str, new_name: str) -> int:
         with self._one() as t:
             t.rename_table(namespace, name, new_namespace, new_name)
-        return _version_of(t)
+        return self._result(t)
 
     @_begins_unprobed
     def create_view(self, namespace: str, name: str, definition: Definition = None) -> int:
         with self._one() as t:
             t.create_view(namespace, name, definition)
-        return _version_of(t)
+        return self._result(t)
 
     @_begins_unprobed
     def replace_view(self, namespace: str, name: str, definition: Definition) -> int:
         with self._one() as t:
             t.replace_view(namespace, name, definition)
-        return _version_of(t)
+        return self._result(t)
 
     @_begins_unprobed
     def drop_view(self, namespace: str, name: str) -> int:
         with self._one() as t:
             t.drop_view(namespace, name)
-        return _version_of(t)
+        return self._result(t)
 
     @_begins_unprobed
     def rename_view(self, namespace: str, name: str, new_namespace: str, new_name: str) -> int:
         with self._one() as t:
             t.rename_view(namespace, name, new_namespace, new_name)
-        return _version_of(t)
+        return self._result(t)
+
+    def _result(self, t: CatalogTransaction) -> int:
+        """The version a one-change shortcut made; when its change changed nothing (a
+        rename onto itself, properties set to their values) nothing is committed and
+        this is the version it was checked against, which must be the latest: on an
+        unprobed base @_begins_unprobed checks that, else redoes the change."""
+        committed = t.txn.committed_version
+        if committed is not None:
+            return committed
+        if getattr(self._shortcut, "base", None) is not None:
+            raise _NothingChanged(t.txn.base_version)
+        return t.txn.base_version
 
     # -- single reads at the latest version -----------------------------------------
 
@@ -555,14 +578,6 @@ class Lakehouse(FrontEndPrimitives):
         malformed or symlinked oldest marker: fsck reports such a marker as a finding
         and checks everything else (it reads, never writes)."""
         return cls(Storage(url, storage_options)).fsck()
-
-
-def _version_of(t: CatalogTransaction) -> int:
-    """The version a one-change shortcut made; when its change changed nothing (a rename
-    onto itself, properties set to their values) nothing is committed and this is the
-    version it was checked against."""
-    committed = t.txn.committed_version
-    return t.txn.base_version if committed is None else committed
 
 
 def _isolation_level(isolation: str | int) -> int:
