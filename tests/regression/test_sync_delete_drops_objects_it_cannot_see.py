@@ -85,3 +85,16 @@ def test_other_files_are_still_left_alone(lake):
     result = run(root, "sync", "--delete", str(folder), "trinity://s")
     assert result.status == 0
     assert _tables(root) == [".t2", "t1", "t3"]
+
+
+def test_a_symlink_to_a_file_at_the_top_is_left_alone(tmp_path, lake):
+    """Only a dangling symlink stops a whole-catalog sync: one to a file (a README link
+    beside the namespace folders) was called "a dangling symlink" and stopped it."""
+    root, _ = lake
+    whole = tmp_path / "whole"
+    assert run(root, "sync", "trinity://", str(whole)).status == 0
+    (tmp_path / "README").write_text("notes")
+    (whole / "README").symlink_to(tmp_path / "README")
+    result = run(root, "sync", "--delete", str(whole), "trinity://")
+    assert result.status == 0, result.err
+    assert _tables(root) == [".t2", "t1", "t3"]

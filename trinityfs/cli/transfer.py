@@ -200,7 +200,7 @@ def _local_files(folder: Path, depth: int) -> dict[str, Path]:
         elif entry.is_dir():
             for inner in _entries(Path(entry.path)):
                 _add_definition(found, inner, entry.name + "/")
-        elif entry.is_symlink():  # dangling: a namespace folder may have been meant
+        elif _dangling(entry):  # a namespace folder may have been meant
             raise _unreadable(entry, "a dangling symlink")
     return found
 
@@ -215,9 +215,12 @@ def _add_definition(found: dict[str, Path], entry: os.DirEntry[str], prefix: str
     if not entry.name.endswith(SUFFIX) or entry.name == SUFFIX:
         return  # not a definition file (editor backups, notes): left alone
     if not entry.is_file():
-        what = "a dangling symlink" if entry.is_symlink() and not entry.is_dir() else None
-        raise _unreadable(entry, what or "not a regular file")
+        raise _unreadable(entry, "a dangling symlink" if _dangling(entry) else "not a regular file")
     found[prefix + entry.name[: -len(SUFFIX)]] = Path(entry.path)
+
+
+def _dangling(entry: os.DirEntry[str]) -> bool:
+    return entry.is_symlink() and not os.path.exists(entry.path)
 
 
 def _unreadable(entry: os.DirEntry[str], what: str) -> OSError:

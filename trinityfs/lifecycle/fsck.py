@@ -44,6 +44,7 @@ from trinityfs.format.paths import parse_root_node_file, root_node_file
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.lifecycle.dtxn import lifetime_bound
 from trinityfs.lifecycle.fsck_checks import (
+    add_keys_of,
     check_definitions,
     check_export,
     check_tree_of,
@@ -128,11 +129,7 @@ def _fsck(engine: Engine, report: FsckReport, threads: int) -> None:
     unverified: set[str] = set()
 
     def remember_keys(loc: str, data: bytes, nf: NodeFile) -> None:
-        for key, value in zip(nf.keys, nf.values, strict=True):
-            keys_of.setdefault(value, set()).add(key)
-        for key, value, _txn in nf.buffer:
-            if value is not None:
-                keys_of.setdefault(value, set()).add(key)
+        add_keys_of(keys_of, nf)
         refs[loc] = pointers(nf)
         if not has_content_name(loc) and ROWS_DIGEST_KEY not in data:
             unverified.add(loc)

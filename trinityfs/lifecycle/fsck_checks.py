@@ -180,11 +180,7 @@ def check_export(
         keys_of: dict[str, set[str]] = {}
 
         def remember_keys(_loc: str, _data: bytes, nf: NodeFile) -> None:
-            for key, value in zip(nf.keys, nf.values, strict=True):
-                keys_of.setdefault(value, set()).add(key)
-            for key, value, _txn in nf.buffer:
-                if value is not None:
-                    keys_of.setdefault(value, set()).add(key)
+            add_keys_of(keys_of, nf)
 
         marker = Marker(storage, threads=threads, strict=False, on_node=remember_keys)
     else:
@@ -223,6 +219,16 @@ def check_export(
         for loc, _referrer, message in marker.problems:
             report.error("corrupt", prefix + loc, f"export {name!r}: {message}")
         check_definitions(storage, prefix, marker, keys_of, inventory, report, threads)
+
+
+def add_keys_of(keys_of: dict[str, set[str]], nf: NodeFile) -> None:
+    """Record, for each definition location a node file points to, the keys naming it
+    (rows and buffered messages): fsck attributes a bad definition to its objects."""
+    for key, value in zip(nf.keys, nf.values, strict=True):
+        keys_of.setdefault(value, set()).add(key)
+    for key, value, _txn in nf.buffer:
+        if value is not None:
+            keys_of.setdefault(value, set()).add(key)
 
 
 def _named(key: ObjectKey) -> str:
