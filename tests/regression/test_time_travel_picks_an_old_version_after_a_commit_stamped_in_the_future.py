@@ -13,7 +13,7 @@ times within the minute are taken as they are (a version's time from `log` selec
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -39,9 +39,12 @@ def _skewed_lake(tmp_path, monkeypatch) -> Lakehouse:
 
 def test_now_selects_the_latest_version(tmp_path, monkeypatch) -> None:
     lake = _skewed_lake(tmp_path, monkeypatch)
-    assert lake.version_at(now_millis()) == 4
-    assert lake.version_at(datetime.now(UTC)) == 4
-    assert lake.resolve(datetime.now(UTC).isoformat()).version == 4
+    # a time after the lookup's own "now" (a time taken just before it is a few ms older
+    # than that now, and a time before now past a skewed stamp is refused: CI flaked)
+    later = datetime.now(UTC) + timedelta(seconds=5)
+    assert lake.version_at(now_millis() + 5000) == 4
+    assert lake.version_at(later) == 4
+    assert lake.resolve(later.isoformat()).version == 4
 
 
 def test_a_time_the_skew_hides_is_refused_not_answered_wrong(tmp_path, monkeypatch) -> None:
