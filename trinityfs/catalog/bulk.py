@@ -55,6 +55,7 @@ from trinityfs.errors import (
     AmbiguousWriteError,
     CommitConflictError,
     CommitRetriesExhaustedError,
+    InvalidArgumentError,
     InvalidNameError,
     TransactionClosedError,
     TransactionExpiredError,
@@ -107,21 +108,17 @@ class BulkLoad:
         self.dry_run = dry_run
         if engine.tree_verifier is not None:  # verify="tree": refuse before writing anything
             verify_before_writing(engine, engine.snapshot())
+        # the spill first: a spill_dir that cannot be used must not leave a lease behind
+        # (it would hold the base version back from expiration until it lapsed)
+        self._spill = _open_spill(spill_dir, run_size)
         self._lease: TransactionDef | None = None
-        if dry_run:
-            self.base: Snapshot = engine.snapshot()
-        else:
-            lease = dtxn.begin(
-                engine, ttl_millis=lease_millis, txn_id=f"{BULK_LEASE_PREFIX}{uuid.uuid4()}"
-            )
-            self._lease = lease.tdef
-            self.base = lease.base
-        self._renewed_at = now_millis()
-        self._renewed_mono = time.monotonic()
+        try:
+            self._take_lease()
+        except BaseException:  # no lease and no spill left behind by a load never returned
+            self._drop_lease()
+            self._spill.close()
+            raise
         self._written_nodes: list[str] = []  # node files the latest root built wrote
-        self.reader = CatalogReader(self.base, engine.storage.read_immutable, self.base.version)
-        self.keys: KeyCodec = self.reader.keys
-        self._spill = SortedSpill(spill_dir, run_size)
         self._files: dict[str, bytes] = {}
         self._namespaces: set[str] = set()  # created by this load (one entry per namespace)
         self._must_exist: set[str] = set()  # keys of base namespaces objects are created in
@@ -132,6 +129,25 @@ class BulkLoad:
         self.closed = False
         # (version, root bytes, root, base) of a create whose outcome is unknown
         self._unsettled: tuple[int, bytes, Node, Snapshot] | None = None
+
+    def _take_lease(self) -> None:
+        """The base version, held by a lease (a dry run reads the latest, holding nothing)."""
+        if self.dry_run:
+            self.base: Snapshot = self.engine.snapshot()
+        else:
+            lease = dtxn.begin(
+                self.engine,
+                ttl_millis=self.lease_millis,
+                txn_id=f"{BULK_LEASE_PREFIX}{uuid.uuid4()}",
+            )
+            self._lease = lease.tdef
+            self.base = lease.base
+        self._renewed_at = now_millis()
+        self._renewed_mono = time.monotonic()
+        self.reader = CatalogReader(
+            self.base, self.engine.storage.read_immutable, self.base.version
+        )
+        self.keys: KeyCodec = self.reader.keys
 
     @property
     def lease_id(self) -> str | None:
@@ -509,6 +525,20 @@ class BulkLoad:
             with contextlib.suppress(TrinityError):  # too long for that kind: no clash
                 out.append(self.keys.object_key(kind, decoded.namespace, decoded.name))
         return out
+
+
+def _open_spill(spill_dir: str | Path | None, run_size: int) -> SortedSpill:
+    """The load's sorted spill in `spill_dir` (the system's temporary directory by
+    default); InvalidArgumentError naming the directory when it cannot hold one."""
+    if spill_dir is not None and not isinstance(spill_dir, str | Path):
+        raise InvalidArgumentError(f"spill_dir must be a directory path, got {spill_dir!r}")
+    try:
+        return SortedSpill(spill_dir, run_size)
+    except (OSError, ValueError, UnicodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise InvalidArgumentError(
+            f"spill_dir {str(spill_dir)!r} cannot hold the bulk load's spill: {reason}"
+        ) from None
 
 
 def _await_sweeps_in_flight(seconds: float) -> None:

@@ -26,7 +26,7 @@ from trinityfs.catalog.expired import (
 from trinityfs.catalog.freshness import Freshness, LatestTracker
 from trinityfs.catalog.history import History
 from trinityfs.catalog.model import Change, Kind, VersionInfo
-from trinityfs.catalog.names import check_new_name
+from trinityfs.catalog.names import check_export_lookup_name, check_new_name
 from trinityfs.catalog.primitives import FrontEndPrimitives
 from trinityfs.catalog.snapshot import CatalogSnapshot
 from trinityfs.catalog.writer import CatalogTransaction, Definition
@@ -234,7 +234,7 @@ class Lakehouse(FrontEndPrimitives):
 
     def lakehouse_def(self, version: int | None = None) -> LakehouseDef:
         return self.engine.snapshot(
-            self.latest_version() if version is None else version
+            self.latest_version() if version is None else check_version(version)
         ).lakehouse_def
 
     def at(
@@ -477,7 +477,7 @@ class Lakehouse(FrontEndPrimitives):
 
     def check(self, version: int | None = None) -> TreeStats:
         """Verify every tree invariant of a version (latest by default)."""
-        snap = self.engine.snapshot(version)
+        snap = self.engine.snapshot(None if version is None else check_version(version))
         return check_tree(
             snap.nodes,
             snap.root,
@@ -519,6 +519,7 @@ class Lakehouse(FrontEndPrimitives):
     ) -> CatalogSnapshot:
         if version is not None or timestamp is not None:
             raise InvalidArgumentError("give a version, a timestamp or an export, not several")
+        check_export_lookup_name(name)
         snapshot, storage = _exports.open_export(self.engine, name)
         return CatalogSnapshot(snapshot, storage)
 

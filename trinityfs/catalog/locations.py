@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
-from trinityfs.errors import LocationNotAllowedError
+from trinityfs.errors import InvalidArgumentError, LocationNotAllowedError
 
 DEFAULT_WAREHOUSE_DIR = "warehouse"
 ALLOWED_LOCATIONS = "allowed-locations"  # the config key: comma-separated URL prefixes
@@ -60,6 +60,11 @@ def canonical(location: str) -> CanonicalLocation:
     text = str(location).strip()
     if not text or "\x00" in text:
         raise _refuse(str(location), "empty or contains a NUL character")
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _refuse(ascii(text), "not valid UTF-8 (a lone surrogate)") from None
     if "://" in text:
         parts = urlsplit(text)
         scheme, netloc, path = parts.scheme.lower(), parts.netloc, parts.path
@@ -86,8 +91,17 @@ def parse_allow_list(value: str | Iterable[str] | None) -> list[str]:
     """The `allowed-locations` setting: a comma-separated string or a list of URLs."""
     if value is None:
         return []
-    items = value.split(",") if isinstance(value, str) else list(value)
-    return [str(item).strip() for item in items if str(item).strip()]
+    if isinstance(value, str):
+        items = value.split(",")
+    elif isinstance(value, list | tuple | set | frozenset) and all(
+        isinstance(item, str) for item in value
+    ):
+        items = list(value)
+    else:
+        raise InvalidArgumentError(
+            f"allowed locations must be a comma-separated str or a list of str, got {value!r}"
+        )
+    return [item.strip() for item in items if item.strip()]
 
 
 def default_warehouse(lakehouse_url: str) -> str:

@@ -50,4 +50,15 @@ def check_new_name(kind: str, name: str, exists: Callable[[str], bool] | None = 
             )
 
 
-__all__ = ["RESERVED_NAMES", "check_new_name"]
+def check_export_lookup_name(name: object) -> None:
+    """InvalidNameError for a name no export can have: not a str, empty, not UTF-8.
+    (Names this library creates follow a stricter rule; another writer's may not.)"""
+    if not isinstance(name, str) or not name:
+        raise InvalidNameError(f"invalid export name {name!r}: must be a non-empty str")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidNameError(f"invalid export name {name!r}: is not valid UTF-8") from None
+
+
+__all__ = ["RESERVED_NAMES", "check_export_lookup_name", "check_new_name"]

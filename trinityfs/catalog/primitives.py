@@ -28,7 +28,7 @@ from trinityfs.catalog.selector import (
 )
 from trinityfs.catalog.writer import Definition, PutMode, PutResult
 from trinityfs.errors import CorruptFileError, InvalidArgumentError, VersionNotFoundError
-from trinityfs.format.paths import definition_owner_problem
+from trinityfs.format.paths import check_version, definition_owner_problem
 from trinityfs.tree import lookup
 
 if TYPE_CHECKING:
@@ -135,6 +135,9 @@ class FrontEndPrimitives:
     def location_at(self, version: int, key: str) -> str | None:
         """The definition location `key` holds at `version` (VersionedKeys protocol):
         one root load (cached) and one tree descent, no LakehouseDef decoding."""
+        check_version(version)
+        if not isinstance(key, str):
+            raise InvalidArgumentError(f"key must be a str, got {key!r}")
         if self._order is None:  # the order of a lakehouse never changes
             self._order = self.engine.snapshot(self.latest_version()).lakehouse_def.order
         return lookup(self.engine.nodes(self._order), self.engine.roots.load(version), key)
@@ -145,7 +148,7 @@ class FrontEndPrimitives:
     def _located(
         self, namespace: str, name: str | None, at: int | None
     ) -> tuple[Kind, str, str, int]:
-        version = self.latest_version() if at is None else at
+        version = self.latest_version() if at is None else check_version(at)
         # the key codec depends only on fields of the LakehouseDef that never change after
         # creation (order, name limits): built once, not a snapshot per call
         keys = getattr(self, "_key_codec", None)
@@ -170,7 +173,7 @@ class FrontEndPrimitives:
         NamespaceNotFoundError / ObjectNotFoundError when it does not exist at `at`.
         """
         _kind, key, location, version = self._located(namespace, name, at)
-        lo = self.oldest_version() if oldest is None else oldest
+        lo = self.oldest_version() if oldest is None else _check_oldest(oldest, version)
         found = self._history.last_changed(key, location, lo, version)
         return self.version_info(found)
 
@@ -186,7 +189,7 @@ class FrontEndPrimitives:
         namespace or object that exists at `at`; replaces keep it, a drop and re-create
         or a rename moves it. `oldest` as for `last_changed`."""
         kind, key, location, version = self._located(namespace, name, at)
-        lo = self.oldest_version() if oldest is None else oldest
+        lo = self.oldest_version() if oldest is None else _check_oldest(oldest, version)
         found = self._history.created(kind, key, location, lo, version)
         return self.version_info(found)
 
@@ -263,6 +266,15 @@ class FrontEndPrimitives:
         """Where table files may live (`trinityfs.catalog.locations`): `warehouse`
         (default <root>/warehouse) plus the `allowed` prefixes."""
         return LocationPolicy.for_lakehouse(self.storage.url, warehouse, allowed)
+
+
+def _check_oldest(oldest: object, at: int) -> int:
+    """A caller's remembered oldest version: a version number not above `at` (the
+    bisection answers no version below it, so one above `at` would answer `at`)."""
+    check_version(oldest)
+    if oldest > at:  # type: ignore[operator]
+        raise InvalidArgumentError(f"oldest ({oldest}) is above the version asked about ({at})")
+    return oldest  # type: ignore[return-value]
 
 
 __all__ = ["FrontEndPrimitives", "SelectorEntry"]

@@ -26,6 +26,7 @@ from trinityfs.format.definitions import (
     definition_from_json_dict,
     encode_definition,
 )
+from trinityfs.format.paths import check_version
 from trinityfs.format.trinitylake_pb2 import LakehouseDef, NamespaceDef
 from trinityfs.txn.commute import PropertyUpdate
 from trinityfs.txn.placement import place_definition
@@ -384,7 +385,7 @@ class CatalogTransaction(CatalogReader):
 
     def _check_base(self, namespace: str, name: str, base_version: int) -> None:
         """ObjectChangedError unless `namespace.name` is as it was at `base_version`."""
-        base = self.txn.engine.snapshot(base_version)
+        base = self.txn.engine.snapshot(check_version(base_version))
         for kind, key in self.keys.object_keys(namespace, name).items():
             then, now = base.get(key), self._view.get(key)
             if then != now:
