@@ -25,6 +25,7 @@ from trinityfs.format.definitions import (
     FIXED_LAKEHOUSE_FIELDS,
     definition_from_json_dict,
     encode_definition,
+    validate_lakehouse_def,
 )
 from trinityfs.format.paths import check_version
 from trinityfs.format.trinitylake_pb2 import LakehouseDef, NamespaceDef
@@ -465,7 +466,11 @@ class CatalogTransaction(CatalogReader):
 
     @_in_turn
     def set_lakehouse_def(self, ldef: LakehouseDef) -> None:
-        """Commit a new LakehouseDef (properties, exports); order and name limits are fixed."""
+        """Commit a new LakehouseDef (properties, exports); order and name limits are fixed.
+        It must pass the checks a new lakehouse's does: one every later commit could not
+        build on (a node size below the key table, an unknown isolation level, an unsafe
+        export location) would leave the lakehouse unwritable, rollback included."""
+        validate_lakehouse_def(ldef)
         old = self.lakehouse_def
         for field in FIXED_LAKEHOUSE_FIELDS:
             if getattr(ldef, field) != getattr(old, field):
