@@ -129,11 +129,18 @@ class PathModel:
 
     def select(self, selector: str) -> tuple[Selection, CatalogSnapshot]:
         """A version selector (not "latest") resolved by `Lakehouse.resolve`, with its
-        snapshot. Resolutions that can no longer change are cached; exports and labels
-        for `label_ttl` seconds."""
+        snapshot; a version number only as `/v` lists it (no leading zeros). Resolutions
+        that can no longer change are cached; exports and labels for `label_ttl` seconds."""
         fixed = self._fixed.get(selector)
         if fixed is not None:
             return fixed, self.snapshot(fixed.version)
+        if selector[:1] == "0" and selector != "0" and selector.isascii() and selector.isdigit():
+            # one name per version: /v/1 is listed; /v/01 would be a second name of every
+            # object of version 1 (rsync, diff and caches see two trees)
+            raise VersionNotFoundError(
+                f"no version directory {selector[:32]!r}: a version is named by its "
+                "number without leading zeros, as /v lists it"
+            )
         if self.label_ttl > 0:
             hit = self._labels.get(selector)
             if hit is not None and time.monotonic() - hit[2] < self.label_ttl:

@@ -9,7 +9,7 @@ namespace) so the translated message names it, like lakefs-spec's wrapped API ca
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
@@ -106,4 +106,18 @@ def iceberg_errors(
         raise translated from (exc if isinstance(exc, tfs.CommitConflictError) else None)
 
 
-__all__ = ["Subject", "iceberg_errors", "translate"]
+@contextmanager
+def not_empty_names(namespace: str, contents: Callable[[], str]) -> Iterator[None]:
+    """Around a namespace drop inside its transaction: the catalog's NamespaceNotEmptyError
+    becomes PyIceberg's naming what the namespace holds (`contents()`, read while the
+    transaction is still open; the catalog's own message names no format, so it named
+    tables Iceberg clients do not list)."""
+    try:
+        yield
+    except tfs.NamespaceNotEmptyError:
+        raise NamespaceNotEmptyError(
+            f"Namespace {namespace} is not empty: it holds {contents()}; drop them first"
+        ) from None
+
+
+__all__ = ["Subject", "iceberg_errors", "not_empty_names", "translate"]

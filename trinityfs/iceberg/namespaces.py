@@ -17,10 +17,16 @@ from pyiceberg.catalog import Catalog, PropertiesUpdateSummary
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchViewError
 from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
 
+from trinityfs import errors as tfs
 from trinityfs.catalog import CatalogTransaction
 from trinityfs.errors import InvalidArgumentError, StorageFileNotFoundError
-from trinityfs.iceberg.errors import iceberg_errors
-from trinityfs.iceberg.objects import iceberg_names, read_threads, view_location
+from trinityfs.iceberg.errors import iceberg_errors, not_empty_names
+from trinityfs.iceberg.objects import (
+    iceberg_names,
+    is_iceberg_object,
+    read_threads,
+    view_location,
+)
 
 if TYPE_CHECKING:
     from pyiceberg.io import FileIO
@@ -31,6 +37,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 LOCATION = "location"  # the namespace property PyIceberg puts new tables under
+SHOWN = 3  # objects named in the message of a namespace drop refused as not empty
 
 
 class NamespaceMixin:
@@ -82,7 +89,8 @@ class NamespaceMixin:
         ns = self._namespace_name(namespace)
 
         def change(txn: CatalogTransaction) -> None:
-            txn.drop_namespace(ns)
+            with not_empty_names(ns, lambda: _contents(txn, ns)):
+                txn.drop_namespace(ns)
 
         self._write(change, f"dropping namespace {ns}", namespace=ns)
 
@@ -200,6 +208,28 @@ class NamespaceMixin:
 
     def register_view(self, identifier: str | Identifier, metadata_location: str) -> View:
         raise NotImplementedError("Iceberg views are not supported by the TrinityLake catalog")
+
+
+def _contents(txn: CatalogTransaction, ns: str) -> str:
+    """What keeps namespace `ns` from being dropped: every table and view of any format
+    counted, the first few named with what they are to Iceberg clients (which list only
+    the Iceberg ones)."""
+    parts = []
+    for kind in ("table", "view"):
+        shown: list[str] = []
+        count = 0
+        for name in txn.iter_names(kind, ns):
+            count += 1
+            if len(shown) < SHOWN:
+                try:
+                    iceberg = is_iceberg_object(txn, kind, ns, name)
+                except tfs.TrinityError:  # unreadable: named as it is listed
+                    iceberg = True
+                shown.append(repr(name) if iceberg else f"{name!r} (not an Iceberg {kind})")
+        if count:
+            more = f", {count - len(shown)} more" if count > len(shown) else ""
+            parts.append(f"{count} {kind}{'s' if count != 1 else ''} ({', '.join(shown)}{more})")
+    return " and ".join(parts)
 
 
 def _string_properties(properties: Properties | None) -> dict[str, str]:

@@ -264,6 +264,12 @@ class TablesMixin:
             # missing, unusable or of another format: no such (Iceberg) table, refused
             # before anything changes, as PyIceberg's Glue catalog does
             iceberg_table(txn, ns, name)
+            if (new_ns, new_name) == (ns, name):
+                # the destination exists (it is the source): refused as onto any existing
+                # table (REST 409), as the Java reference catalogs do; nothing committed
+                raise TableAlreadyExistsError(
+                    f"Table {ns}.{name} already exists: a table cannot be renamed to its own name"
+                )
             # the source exists: a name the catalog refuses now is the destination's,
             # the caller's error (InvalidNameError, REST 400), not "no such table"
             with iceberg_errors(what, table=f"{ns}.{name}", target=f"{new_ns}.{new_name}"):

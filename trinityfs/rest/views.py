@@ -223,6 +223,10 @@ class ViewService:
             if not txn.namespace_exists(new_ns):
                 raise NoSuchNamespaceError(f"Namespace does not exist: {new_ns}")
             self._pointer(txn, ns, name)  # only an Iceberg view is renamed (404 as GET)
+            if (new_ns, new_name) == (ns, name):  # as a table renamed to its own name: 409
+                raise ViewAlreadyExistsError(
+                    f"View {ns}.{name} already exists: a view cannot be renamed to its own name"
+                )
             txn.rename_view(ns, name, new_ns, new_name)
 
         self._commit(change, ns, name, target=f"{new_ns}.{new_name}", must_exist=True)
