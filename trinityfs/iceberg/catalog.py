@@ -49,7 +49,7 @@ from pyiceberg.typedef import Identifier
 from trinityfs.catalog import CatalogTransaction, Lakehouse, Selection, read_config
 from trinityfs.errors import LakehouseNotFoundError, ReadOnlyError
 from trinityfs.iceberg.errors import iceberg_errors
-from trinityfs.iceberg.files import TableFilesMixin
+from trinityfs.iceberg.files import TableFilesMixin, default_location_segment
 from trinityfs.iceberg.io import STORAGE_OPTIONS, location_policy, resolve_io_properties
 from trinityfs.iceberg.multitable import MultiTableTransaction, files_added_by
 from trinityfs.iceberg.namespaces import NamespaceMixin
@@ -225,9 +225,11 @@ class TrinityCatalog(TablesMixin, TableFilesMixin, NamespaceMixin, MetastoreCata
         """PyIceberg's default (the namespace's `location`, else <warehouse>/<ns>/<table>),
         asking for the namespace as a tuple: PyIceberg passes a string, which it would
         split at a dot that belongs to the namespace's name."""
+        default_location_segment(table_name, "table")
         location = self.load_namespace_properties((database_name,)).get("location")
         if location:
             return f"{location.rstrip('/')}/{table_name}"
+        default_location_segment(database_name, "namespace")
         warehouse = self.properties.get("warehouse")
         if not warehouse:
             raise ValueError("no default location: give a location or the warehouse property")

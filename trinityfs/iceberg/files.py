@@ -7,6 +7,8 @@ its location is checked, and errors about it never quote the file's content.
 
 from __future__ import annotations
 
+import re
+
 from pyiceberg.exceptions import NoSuchIcebergTableError
 from pyiceberg.io import FileIO
 from pyiceberg.serializers import FromInputFile
@@ -14,8 +16,28 @@ from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.typedef import EMPTY_DICT, Properties
 
 from trinityfs.catalog import LocationPolicy
-from trinityfs.errors import LocationNotAllowedError, StorageFileNotFoundError
+from trinityfs.errors import (
+    InvalidArgumentError,
+    LocationNotAllowedError,
+    StorageFileNotFoundError,
+)
 from trinityfs.iceberg.io import confined_file_io
+
+URL_SPECIAL = re.compile(r"[?#]")
+
+
+def default_location_segment(name: str, kind: str) -> str:
+    """`name` when it can be one directory of a default table location (<warehouse>/<ns>/
+    <table>), else InvalidArgumentError: '.' and '..' would name the namespace's or the
+    warehouse's directory and a slash another table's (`a/b` inside table `a`'s files).
+    The one rule of TrinityCatalog, the Spark source and the REST server."""
+    if name in (".", "..") or "/" in name or "\\" in name:
+        raise InvalidArgumentError(
+            f"{kind} name {name!r} cannot be used as a directory of the default table "
+            "location (it is '.', '..' or contains a slash); give an explicit location "
+            "inside the warehouse"
+        )
+    return name
 
 
 class TableFilesMixin:
@@ -32,7 +54,16 @@ class TableFilesMixin:
 
     def check_location(self, location: str, what: str) -> str:
         """`location` when it lies in the lakehouse's allowed locations (its warehouse and
-        `allowed-locations`), else LocationNotAllowedError naming it."""
+        `allowed-locations`), else LocationNotAllowedError naming it. A `?` or `#` is
+        refused: PyArrow and fsspec read it as the start of a URL query or fragment, so
+        the files would be written elsewhere (`.../t?x/metadata/...` as the file `.../t`)
+        and the table committed pointing at nothing."""
+        if isinstance(location, str) and URL_SPECIAL.search(location):
+            raise LocationNotAllowedError(
+                location,
+                f"{what} {location!r} contains '?' or '#', which file systems read as a URL "
+                "query or fragment: give a location without them",
+            )
         return self._policy.check(location, what)
 
     def _check_table_locations(self, ident: str, metadata: TableMetadata) -> None:
@@ -73,4 +104,4 @@ class TableFilesMixin:
         return metadata
 
 
-__all__ = ["TableFilesMixin"]
+__all__ = ["URL_SPECIAL", "TableFilesMixin", "default_location_segment"]

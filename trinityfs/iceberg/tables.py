@@ -168,7 +168,9 @@ class TablesMixin:
 
         try:
             self._write(change, f"creating table {ns}.{name}", table=f"{ns}.{name}", namespace=ns)
-        except (CommitFailedException, TableAlreadyExistsError, NoSuchNamespaceError):
+        except (CommitFailedException, TableAlreadyExistsError, NoSuchNamespaceError, ValueError):
+            # known not committed (a name the catalog refuses is an InvalidNameError, a
+            # ValueError): the metadata file written for it is removed
             delete_quietly(io, metadata_location)
             if self._staging is None and self.name_taken((ns, name)):
                 raise TableAlreadyExistsError(f"Table {ns}.{name} already exists") from None

@@ -15,7 +15,8 @@ import re
 
 from trinityfs.catalog.locations import ANY_LOCATION, canonical
 from trinityfs.catalog.locations import LocationPolicy as CatalogLocationPolicy
-from trinityfs.errors import LocationNotAllowedError
+from trinityfs.errors import InvalidArgumentError, LocationNotAllowedError
+from trinityfs.iceberg.files import default_location_segment
 from trinityfs.rest.errors import bad_request, forbidden
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -54,13 +55,12 @@ class LocationPolicy:
 
 
 def safe_segment(name: str, kind: str) -> None:
-    """Refuse a name that cannot be one path segment of a default table location."""
-    if name in (".", "..") or "/" in name or "\\" in name:
-        raise bad_request(
-            f"{kind} name {name!r} cannot be used as a directory of the default table "
-            "location (it is '.', '..' or contains a slash); give an explicit location "
-            "inside the warehouse"
-        )
+    """Refuse a name that cannot be one path segment of a default table location (400;
+    the rule of every Iceberg front end: `trinityfs.iceberg.files.default_location_segment`)."""
+    try:
+        default_location_segment(name, kind)
+    except InvalidArgumentError as exc:
+        raise bad_request(str(exc)) from None
 
 
 __all__ = ["LocationPolicy", "safe_segment"]
