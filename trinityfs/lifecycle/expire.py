@@ -227,8 +227,9 @@ class ExpireReport:
 
     @property
     def expired_versions(self) -> int:
-        """Versions newly made unreadable (the marker's move)."""
-        return self.oldest_version - self.previous_oldest_version
+        """Versions this run made unreadable (never negative: a true marker never
+        moves back, so `oldest_version` is never below `previous_oldest_version`)."""
+        return max(0, self.oldest_version - self.previous_oldest_version)
 
     @property
     def roots_removed(self) -> int:
@@ -340,7 +341,11 @@ def expire(
     listed = inventory.roots()
     if keep_from < markers.floor and not any(keep_from <= v < markers.floor for v in listed):
         keep_from = markers.floor  # those roots are gone already: keep what exists
-    report = ExpireReport(dry_run, latest, previous_oldest, keep_from, kept_by, policy, cutoff)
+    # Roots in keep_from..previous_oldest-1 (min_versions under a true marker) stay, but
+    # readers refuse them: report what is readable, count what this run made unreadable.
+    readable = max(keep_from, previous_oldest)
+    why = kept_by if readable == keep_from else "marker"
+    report = ExpireReport(dry_run, latest, previous_oldest, readable, why, policy, cutoff)
     report.live_transactions = sorted(t.tdef.id for t in live_txns if t.tdef is not None)
     report.marker_problems = [f"{loc}: {msg}" for _sev, loc, msg in markers.problems]
     phase("choose")
@@ -468,8 +473,9 @@ def _mark(
             first,
         )
         live = mark_live(engine, first, transactions, cutoff, threads=threads)
-        report.oldest_version = first
-        report.kept_by = "concurrent expiration"
+        if first > report.oldest_version:
+            report.oldest_version = first
+            report.kept_by = "concurrent expiration"
     return live
 
 
