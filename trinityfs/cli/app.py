@@ -58,8 +58,26 @@ class AddCommand(Protocol):
 class ArgumentParser(argparse.ArgumentParser):
     """argparse that reports a usage error as one line (exit status 2)."""
 
+    _intermixing = False
+
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see '{self.prog} --help')")
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """A command (no subcommands of its own) takes options between its operands:
+        `props /a --unset k k=z`, `rm /a -r /b`. argparse leaves what follows such an
+        option unrecognized; those are parsed again intermixed (not always: 3.11's
+        intermixed parsing mishandles `--` and optional operands)."""
+        parsed = super().parse_known_args(args, namespace)
+        if not parsed[1] or self._subparsers is not None or self._intermixing:
+            return parsed
+        self._intermixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        except UsageError:
+            return parsed
+        finally:
+            self._intermixing = False
 
 
 def _global_options(parser: argparse.ArgumentParser, *, after: bool) -> None:

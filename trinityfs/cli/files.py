@@ -75,7 +75,7 @@ def register(add: AddCommand) -> None:
 
     p = add("props", cmd_props, "show or set namespace properties")
     p.add_argument("path")
-    p.add_argument("set", nargs="*", type=key_value, metavar="KEY=VALUE")
+    p.add_argument("set", nargs="*", default=[], type=key_value, metavar="KEY=VALUE")
     p.add_argument("--unset", action="append", default=[], metavar="KEY")
 
 
@@ -364,6 +364,9 @@ def cmd_cp(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def cmd_props(ctx: Context, args: argparse.Namespace) -> int:
+    both = sorted(set(dict(args.set)) & set(args.unset))
+    if both:
+        raise UsageError(f"property {both[0]!r} is both set and unset: give one of them")
     fs = ctx.fs
     if args.set or args.unset:
         version = fs.set_properties(args.path, dict(args.set), args.unset)
