@@ -150,6 +150,7 @@ from trinityfs.lifecycle.gc import (
 from trinityfs.lifecycle.inventory import ROOT, Inventory, StoredFile
 from trinityfs.lifecycle.mark import DEFAULT_THREADS
 from trinityfs.lifecycle.markers import MarkerState, assess
+from trinityfs.lifecycle.stamps import FutureStamp, first_holding, future_stamp
 from trinityfs.txn.backoff import commit_window_millis
 from trinityfs.txn.engine import Engine, now_millis
 
@@ -220,6 +221,7 @@ class ExpireReport:
     live_transactions: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # referenced but absent (run fsck)
     marker_problems: list[str] = field(default_factory=list)  # what the markers got wrong
+    future_stamp: FutureStamp | None = None  # a kept version stamped beyond this clock
     marked: dict[str, int] = field(default_factory=dict)
     requests: dict[str, int] = field(default_factory=dict)
     phase_seconds: dict[str, float] = field(default_factory=dict)
@@ -275,6 +277,7 @@ class ExpireReport:
             "live_transactions": self.live_transactions,
             "missing": self.missing,
             "marker_problems": self.marker_problems,
+            "future_stamp": self.future_stamp and self.future_stamp.to_dict(),
             "marked": self.marked,
             "requests": self.requests,
             "phase_seconds": {k: round(v, 4) for k, v in self.phase_seconds.items()},
@@ -332,8 +335,9 @@ def expire(
     phase("list")
 
     # 2. the oldest version to keep: never above the latest min_versions
+    created = _stamps(engine)
     keep_from, kept_by = _oldest_to_keep(
-        engine, previous_oldest, latest, now, policy, cutoff, [t.base_version for t in live_txns]
+        created, previous_oldest, latest, now, policy, cutoff, [t.base_version for t in live_txns]
     )
     protected = max(latest - policy.min_versions + 1, 0)
     if keep_from > protected:  # whatever the marker says
@@ -348,6 +352,9 @@ def expire(
     report = ExpireReport(dry_run, latest, previous_oldest, readable, why, policy, cutoff)
     report.live_transactions = sorted(t.tdef.id for t in live_txns if t.tdef is not None)
     report.marker_problems = [f"{loc}: {msg}" for _sev, loc, msg in markers.problems]
+    report.future_stamp = future_stamp(created, previous_oldest, latest, now)
+    if report.future_stamp is not None:
+        log.warning(report.future_stamp.message(policy.max_age_millis))
     phase("choose")
 
     # 3. the marker first (repaired when it lies), 4. then the roots below it
@@ -551,15 +558,8 @@ def _repair_marker_after(engine: Engine, first_kept: int) -> None:
     )
 
 
-def _oldest_to_keep(
-    engine: Engine,
-    oldest: int,
-    latest: int,
-    now: int,
-    policy: RetentionPolicy,
-    cutoff: int,
-    transaction_bases: list[int | None],
-) -> tuple[int, str]:
+def _stamps(engine: Engine) -> Callable[[int], int]:
+    """created(version): the version's recorded commit time, each root read once."""
     cache: dict[int, int] = {}
 
     def created(version: int) -> int:
@@ -568,11 +568,23 @@ def _oldest_to_keep(
             cache[version] = int(root.system.get(KEY_CREATED_AT_MILLIS, "0"))
         return cache[version]
 
+    return created
+
+
+def _oldest_to_keep(
+    created: Callable[[int], int],
+    oldest: int,
+    latest: int,
+    now: int,
+    policy: RetentionPolicy,
+    cutoff: int,
+    transaction_bases: list[int | None],
+) -> tuple[int, str]:
     by_count = max(latest - policy.min_versions + 1, 0)
-    by_age = _first(oldest, latest, lambda v: created(v) >= now - policy.max_age_millis)
+    by_age = first_holding(oldest, latest, lambda v: created(v) >= now - policy.max_age_millis)
     candidates = [(min(by_count, by_age), "retention")]
     if policy.grace_millis:
-        first_young = _first(oldest, latest, lambda v: created(v) > cutoff)
+        first_young = first_holding(oldest, latest, lambda v: created(v) > cutoff)
         candidates.append((first_young - 1, "grace"))
     bases = [b for b in transaction_bases if b is not None]
     if bases:
@@ -581,16 +593,3 @@ def _oldest_to_keep(
     if keep <= oldest:
         return oldest, "marker" if keep < oldest else why
     return min(keep, latest), why
-
-
-def _first(lo: int, hi: int, holds: Callable[[int], bool]) -> int:
-    """The first version in lo..hi for which `holds` (monotonic in versions), else hi+1."""
-    if lo > hi or not holds(hi):
-        return hi + 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if holds(mid):
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo

@@ -38,7 +38,12 @@ import time
 
 from trinityfs.errors import CorruptFileError, LakehouseNotFoundError, SymlinkInRootError
 from trinityfs.format.integrity import ROWS_DIGEST_KEY, has_content_name
-from trinityfs.format.keys import KEY_LAKEHOUSE_DEF, KEY_PREVIOUS_ROOT, KeyCodec
+from trinityfs.format.keys import (
+    KEY_CREATED_AT_MILLIS,
+    KEY_LAKEHOUSE_DEF,
+    KEY_PREVIOUS_ROOT,
+    KeyCodec,
+)
 from trinityfs.format.nodefile import NodeFile
 from trinityfs.format.paths import parse_root_node_file, root_node_file
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
@@ -61,6 +66,7 @@ from trinityfs.lifecycle.gc import LiveSet, find_unreachable, scan_transactions
 from trinityfs.lifecycle.inventory import Inventory
 from trinityfs.lifecycle.mark import DEFAULT_THREADS, Marker
 from trinityfs.lifecycle.markers import assess, latest_by_listing, oldest_marker_damaged
+from trinityfs.lifecycle.stamps import future_stamp
 from trinityfs.tree import NodeStore
 from trinityfs.txn.engine import Engine, now_millis
 
@@ -158,6 +164,15 @@ def _fsck(engine: Engine, report: FsckReport, threads: int) -> None:
             continue
         store = stores.setdefault(ldef.order, NodeStore(storage, ldef.order))
         check_tree_of(store, nf, location, ldef, version, report)
+
+    # A version stamped in the future holds back expiration by age (stamps never go down).
+    def created(version: int) -> int:
+        nf = loaded.get(root_node_file(version))
+        return int(nf.system.get(KEY_CREATED_AT_MILLIS, "0")) if nf is not None else 0
+
+    ahead = future_stamp(created, oldest, latest, now)
+    if ahead is not None:
+        report.warn("clock", root_node_file(ahead.version), ahead.message(), ahead.version)
 
     # Exports recorded in the latest definition.
     latest_nf = loaded.get(root_node_file(latest))

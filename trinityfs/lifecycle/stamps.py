@@ -1,0 +1,92 @@
+"""Versions stamped in the future (a writer whose clock ran ahead).
+
+A version's ``created_at_millis`` is its writer's clock, and every later version is
+stamped after it (max(now, previous + 1)). One writer a year ahead makes that version
+and every later one look younger than the max age and the grace period for a year, so
+expiration by age keeps them until this clock passes the stamp: storage grows, quietly.
+Expiration never guesses another age for them (deleting on a guess is not undoable);
+it and fsck say which version is stamped how far ahead (docs/FORMAT-CHOICES.md,
+"Versions stamped in the future").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+#: a stamp this far after this clock's now is "in the future" (the same minute time
+#: travel allows, trinityfs/catalog/versions.py CLOCK_SKEW_MILLIS)
+FUTURE_STAMP_MILLIS = 60_000
+
+
+@dataclass(frozen=True)
+class FutureStamp:
+    """The first kept version stamped beyond this clock's now."""
+
+    version: int
+    created_at_millis: int
+    now_millis: int
+
+    @property
+    def ahead_millis(self) -> int:
+        return self.created_at_millis - self.now_millis
+
+    def message(self, max_age_millis: int | None = None) -> str:
+        """One line naming the version, its stamp and what it holds back."""
+        if max_age_millis is None:
+            until = f"{_iso(self.created_at_millis)} plus the max age"
+        else:
+            until = _iso(self.created_at_millis + max_age_millis)
+        return (
+            f"version {self.version} is stamped {self.created_at_millis} "
+            f"({_iso(self.created_at_millis)}), {_span(self.ahead_millis)} ahead of this "
+            f"clock (a writer's clock ran ahead): expiration by age keeps it and every "
+            f"later version until this clock passes {until}"
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "version": self.version,
+            "created_at_millis": self.created_at_millis,
+            "ahead_millis": self.ahead_millis,
+        }
+
+
+def future_stamp(
+    created: Callable[[int], int], oldest: int, latest: int, now: int
+) -> FutureStamp | None:
+    """The first version in oldest..latest whose stamp `created(v)` is more than
+    FUTURE_STAMP_MILLIS after `now` (stamps never go down: a binary search), or None."""
+    first = first_holding(oldest, latest, lambda v: created(v) > now + FUTURE_STAMP_MILLIS)
+    if first > latest:
+        return None
+    return FutureStamp(first, created(first), now)
+
+
+def first_holding(lo: int, hi: int, holds: Callable[[int], bool]) -> int:
+    """The first version in lo..hi for which `holds` (monotonic in versions), else hi+1."""
+    if lo > hi or not holds(hi):
+        return hi + 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if holds(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _iso(millis: int) -> str:
+    from datetime import UTC, datetime
+
+    try:
+        return datetime.fromtimestamp(millis / 1000, UTC).isoformat(timespec="seconds")
+    except (OverflowError, OSError, ValueError):
+        return f"{millis} ms after 1970"
+
+
+def _span(millis: int) -> str:
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000)):
+        if millis >= size:
+            return f"{millis / size:.1f}{unit}"
+    return f"{millis}ms"
