@@ -25,8 +25,10 @@ Stored state, all in the lakehouse's own directory:
   was added since the last save).
 
 The root of the version a commit lands names the transaction (system row
-``trinityfs_transaction``): a process committing the same transaction at the same time
-loses the race, finds it, and is told "already committed as version N".
+``trinityfs_transaction``) and its beginning (``trinityfs_transaction_began``): a
+process committing the same transaction at the same time loses the race, finds it, and
+is told "already committed as version N"; a root of an earlier transaction of the same
+id is not this one's. Closing (the closing claim, abort): lifecycle/dtxn_close.py.
 
 Stored state is checked before it is trusted (`load`): what it stages must be object
 definitions of this lakehouse, its lakehouse definition must keep what is fixed at
@@ -80,6 +82,7 @@ from trinityfs.lifecycle.dtxn_checks import (
     special_file,
     staged_definition_problem,
 )
+from trinityfs.lifecycle.dtxn_close import BEGAN_ROW, COMMITTED_ROW, Closing, began
 from trinityfs.lifecycle.dtxn_files import (
     CLAIM_SUFFIX,
     DEPENDENCIES_ROW,
@@ -96,19 +99,15 @@ from trinityfs.lifecycle.dtxn_files import (
 from trinityfs.storage.settle import create_settled, forget_unsettled, settle, unsettled
 from trinityfs.txn.conflicts import LAKEHOUSE_DEF_KEY
 from trinityfs.txn.engine import Engine, now_millis
-from trinityfs.txn.publish import UNDOES_ROW, build_root, first_missing
+from trinityfs.txn.publish import build_root, first_missing
 from trinityfs.txn.snapshot import Snapshot
-from trinityfs.txn.transaction import Transaction
 
 log = logging.getLogger(__name__)
 
-# the root of the version a distributed transaction committed names it (readers ignore
-# the row): a process committing the same transaction at the same time finds it
-COMMITTED_ROW = "trinityfs_transaction"
 
-
-class DistributedTxn(Transaction):
-    """A `Transaction` whose state can be saved and loaded by id in another process."""
+class DistributedTxn(Closing):
+    """A `Transaction` whose state can be saved and loaded by id in another process
+    (closing it, the claim and abort: `trinityfs.lifecycle.dtxn_close.Closing`)."""
 
     source_may_be_old = True  # its base may be long past: re-validated in the commit
 
@@ -117,68 +116,11 @@ class DistributedTxn(Transaction):
         self.tdef = tdef
         self.began_at_millis = tdef.began_at_millis
         self._present: set[str] = set()  # staged definitions known to be stored
-        self.root_rows = {COMMITTED_ROW: tdef.id}
-
-    @property
-    def id(self) -> str:
-        return self.tdef.id
+        self.root_rows = {COMMITTED_ROW: tdef.id, BEGAN_ROW: began(tdef)}
 
     @property
     def expire_at_millis(self) -> int:
         return self.tdef.expire_at_millis
-
-    @property
-    def location(self) -> str:
-        return transaction_location(self.tdef.id)
-
-    @property
-    def claim(self) -> str:
-        return claim_location(self.tdef.id)
-
-    def _check_not_closing(self, what: str) -> None:
-        """TransactionClosedError when another process claimed to close it."""
-        if self.engine.storage.exists(self.claim):
-            raise TransactionClosedError(
-                f"distributed transaction {self.id} is being (or was) committed or aborted by "
-                f"another process; it cannot be {what}"
-            )
-
-    def _take_claim(self) -> bool:
-        """Create the closing claim; False when another commit or abort holds it. An
-        earlier create of ours whose outcome stayed unknown (AmbiguousWriteError) is
-        settled first: when it landed, the claim is ours."""
-        storage = self.engine.storage
-        earlier = unsettled(storage, self.claim)
-        if earlier is not None:
-            landed = settle(storage, self.claim, earlier)
-            if landed is None:
-                raise AmbiguousWriteError(
-                    f"whether the closing claim of distributed transaction {self.id} "
-                    "landed is still unknown (reading it back failed); nothing was done"
-                )
-            if landed:
-                return True
-            forget_unsettled(storage, self.claim)
-        now = now_millis()
-        claim = TransactionDef()
-        claim.CopyFrom(self.tdef)
-        claim.id = self.id + CLAIM_SUFFIX
-        claim.running_root_node_file_path = claim.beginning_root_node_file_path
-        claim.began_at_millis = now
-        claim.expire_at_millis = now + 1
-        return create_settled(
-            self.engine.storage,
-            self.claim,
-            encode_transaction_def(claim),
-            f"the closing claim of distributed transaction {self.id}",
-        )
-
-    def _release_claim(self) -> None:
-        """After a commit that failed and did not land: others may commit or abort."""
-        try:
-            self.engine.storage.delete(self.claim)
-        except TrinityError as exc:
-            log.warning("could not remove the closing claim %s: %s", self.claim, exc)
 
     def check_alive(self) -> None:
         now = now_millis()
@@ -193,32 +135,6 @@ class DistributedTxn(Transaction):
         committed by another process at the same time (then nothing lands twice)."""
         self._check_committed_elsewhere(base.version)
         return super()._rebase(base, ldef_location)
-
-    def _check_committed_elsewhere(self, after: int) -> None:
-        """TransactionClosedError "already committed as version N" when a version above
-        `after` is this transaction's."""
-        version = self._committed_elsewhere(after)
-        if version is not None:
-            self._committed(version)
-            raise TransactionClosedError(
-                f"distributed transaction {self.id} was already committed as version "
-                f"{version} (by another process, at the same time); nothing more landed"
-            )
-
-    def _committed_elsewhere(self, after: int) -> int | None:
-        """The version above `after` whose root names this transaction (COMMITTED_ROW)."""
-        roots = self.engine.roots
-        found = None
-        for version in range(after + 1, roots.latest_version() + 1):
-            try:
-                system = roots.load(version).system
-            except VersionNotFoundError:
-                continue  # expired: the validation after this says so
-            if found is not None and system.get(UNDOES_ROW) == str(found):
-                found = None  # it landed late and was undone: nothing stayed committed
-            if system.get(COMMITTED_ROW) == self.id:
-                found = version
-        return found
 
     # -- a root that landed late (trinityfs.txn.transaction) ------------------------
 
@@ -278,7 +194,10 @@ class DistributedTxn(Transaction):
         tdef.CopyFrom(self.tdef)
         tdef.running_root_node_file_path = running
         self.check_alive()
-        if not storage.exists(self.location):
+        state = self._stored_state()
+        if state == "other":
+            raise self._closed_before("saved")
+        if state == "gone":
             raise TransactionNotFoundError(
                 f"distributed transaction {self.id} was committed or aborted meanwhile"
             )
@@ -316,7 +235,10 @@ class DistributedTxn(Transaction):
                 self._check_committed_elsewhere(self.base.version)
                 self._check_not_closing("committed")
             try:
-                if not storage.exists(self.location):
+                state = self._stored_state()
+                if state == "other":
+                    raise self._closed_before("committed")
+                if state == "gone":
                     raise TransactionNotFoundError(
                         f"distributed transaction {self.id} was committed or aborted elsewhere"
                     )
@@ -356,57 +278,6 @@ class DistributedTxn(Transaction):
                 "is not stored; nothing was committed",
             )
         self._present.update(unchecked)
-
-    def _remove_stored(self, version: int) -> None:
-        try:
-            self.engine.storage.delete(self.location)
-        except TrinityError as exc:  # committed: a leftover file must not say otherwise
-            log.warning(
-                "committed %s as version %d but could not remove %s: %s",
-                self.id,
-                version,
-                self.location,
-                exc,
-            )
-
-    def abort(self) -> None:
-        """Forget the transaction everywhere: its stored state is deleted (unless a
-        commit with an unknown outcome turns out to have landed: TransactionClosedError).
-        A commit and an abort both create the closing claim first (one of them does):
-        when another process committed the transaction, or is committing it right now,
-        TransactionClosedError says so (it cannot be undone); aborted elsewhere, this
-        abort is a no-op."""
-        with self.lock:
-            super().abort()
-            storage = self.engine.storage
-            if self.committed_version is not None:
-                storage.delete(self.location)
-                return
-            for _ in range(3):
-                if self._take_claim():
-                    storage.delete(self.location)
-                    return
-                # another commit or abort holds the claim: the file first (a commit
-                # lands its root before it removes the file), then the roots
-                stored = storage.exists(self.location)
-                version = self._committed_elsewhere(self.base.version)
-                if version is not None:
-                    raise TransactionClosedError(
-                        f"distributed transaction {self.id} was committed as version "
-                        f"{version} by another process; it cannot be aborted"
-                    )
-                if not storage.exists(self.claim):
-                    continue  # a commit that failed released it: try again
-                if stored:
-                    raise TransactionClosedError(
-                        f"distributed transaction {self.id} is being committed by another "
-                        "process; it cannot be aborted now (abort again to learn the outcome)"
-                    )
-                return  # aborted elsewhere
-            raise TransactionClosedError(
-                f"distributed transaction {self.id} is being committed by other processes, "
-                "which keep failing; abort again"
-            )
 
 
 def begin(
@@ -584,11 +455,13 @@ def _load_running(txn: DistributedTxn, running_location: str, location: str) -> 
 
 
 __all__ = [
+    "BEGAN_ROW",
     "CLAIM_SUFFIX",
     "COMMITTED_ROW",
     "DEPENDENCIES_ROW",
     "MAX_TXN_LIFETIME_MILLIS",
     "DistributedTxn",
+    "began",
     "begin",
     "canonical_id",
     "claim_location",

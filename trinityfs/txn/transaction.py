@@ -100,12 +100,19 @@ class Transaction(Staged):
     def abort(self) -> None:
         """Forget every change; nothing is committed.
 
-        A transaction whose commit had an unknown outcome is settled first: if it
-        landed, TransactionClosedError says so (it cannot be undone).
+        A transaction whose commit landed cannot be aborted: TransactionClosedError
+        names its version (also when the commit raised after landing, and when a commit
+        of unknown outcome is settled here and turns out to have landed). Aborting an
+        aborted transaction, or one whose commit did not land, changes nothing.
         """
         with self.lock:
             if self._unsettled is not None:
                 self._check_open()
+            if self.committed_version is not None:
+                raise TransactionClosedError(
+                    f"the transaction was committed as version {self.committed_version}; "
+                    "it cannot be aborted"
+                )
             self.closed = True
             self.pending.clear()
             self.files.clear()

@@ -1,0 +1,244 @@
+"""Closing a distributed transaction (trinityfs.lifecycle.dtxn): the closing claim, the
+commit found in the roots, and abort.
+
+A commit or an abort first creates the transaction's closing claim (`claim_location`,
+create-if-absent): one of them acts. The root a commit lands names the transaction
+(COMMITTED_ROW) and its beginning (BEGAN_ROW), so another process committing it at the
+same time, or aborting it later, finds that commit; a root of an earlier transaction of
+the same id (ids can be begun again once closed) is not this one's. Before acting on
+the stored file, a closer checks that it still is this transaction's (`_stored_state`).
+docs/FORMAT-CHOICES.md "Closing a distributed transaction".
+"""
+
+from __future__ import annotations
+
+import logging
+
+from trinityfs.errors import (
+    AmbiguousWriteError,
+    CorruptFileError,
+    StorageFileNotFoundError,
+    TransactionClosedError,
+    TransactionNotFoundError,
+    TrinityError,
+    VersionNotFoundError,
+)
+from trinityfs.format.paths import transaction_location
+from trinityfs.format.trinitylake_pb2 import TransactionDef
+from trinityfs.lifecycle.dtxn_files import (
+    CLAIM_SUFFIX,
+    claim_location,
+    decode_transaction_def,
+    encode_transaction_def,
+    lifetime_bound,
+)
+from trinityfs.storage.settle import create_settled, forget_unsettled, settle, unsettled
+from trinityfs.txn.engine import now_millis
+from trinityfs.txn.publish import UNDOES_ROW
+from trinityfs.txn.transaction import Transaction
+
+log = logging.getLogger(__name__)
+
+# the root of the version a distributed transaction committed names it (readers ignore
+# the row): a process committing the same transaction at the same time finds it
+COMMITTED_ROW = "trinityfs_transaction"
+# ... and its beginning (`began`): an id can be begun again once its transaction closed,
+# and a root of the earlier transaction is not this one's commit
+BEGAN_ROW = "trinityfs_transaction_began"
+
+
+def began(tdef: TransactionDef) -> str:
+    """What tells a transaction from another begun under the same id: when it began and
+    on which root (neither changes after `begin`; `save` keeps both)."""
+    return f"{tdef.began_at_millis} {tdef.beginning_root_node_file_path}"
+
+
+class Closing(Transaction):
+    """The closing side of `DistributedTxn` (its base class): claim, commit found, abort."""
+
+    tdef: TransactionDef
+
+    @property
+    def id(self) -> str:
+        return self.tdef.id
+
+    @property
+    def location(self) -> str:
+        return transaction_location(self.tdef.id)
+
+    @property
+    def claim(self) -> str:
+        return claim_location(self.tdef.id)
+
+    def _check_not_closing(self, what: str) -> None:
+        """TransactionClosedError when another process claimed to close it."""
+        if self.engine.storage.exists(self.claim):
+            raise TransactionClosedError(
+                f"distributed transaction {self.id} is being (or was) committed or aborted by "
+                f"another process; it cannot be {what}"
+            )
+
+    def _take_claim(self) -> bool:
+        """Create the closing claim; False when another commit or abort holds it. An
+        earlier create of ours whose outcome stayed unknown (AmbiguousWriteError) is
+        settled first: when it landed, the claim is ours."""
+        storage = self.engine.storage
+        earlier = unsettled(storage, self.claim)
+        if earlier is not None:
+            landed = settle(storage, self.claim, earlier)
+            if landed is None:
+                raise AmbiguousWriteError(
+                    f"whether the closing claim of distributed transaction {self.id} "
+                    "landed is still unknown (reading it back failed); nothing was done"
+                )
+            if landed:
+                return True
+            forget_unsettled(storage, self.claim)
+        now = now_millis()
+        claim = TransactionDef()
+        claim.CopyFrom(self.tdef)
+        claim.id = self.id + CLAIM_SUFFIX
+        claim.running_root_node_file_path = claim.beginning_root_node_file_path
+        claim.began_at_millis = now
+        claim.expire_at_millis = now + 1
+        return create_settled(
+            self.engine.storage,
+            self.claim,
+            encode_transaction_def(claim),
+            f"the closing claim of distributed transaction {self.id}",
+        )
+
+    def _release_claim(self) -> None:
+        """After a commit that failed and did not land: others may commit or abort."""
+        try:
+            self.engine.storage.delete(self.claim)
+        except TrinityError as exc:
+            log.warning("could not remove the closing claim %s: %s", self.claim, exc)
+
+    def _check_committed_elsewhere(self, after: int) -> None:
+        """TransactionClosedError "already committed as version N" when a version above
+        `after` is this transaction's."""
+        version = self._committed_elsewhere(after)
+        if version is not None:
+            self._committed(version)
+            raise TransactionClosedError(
+                f"distributed transaction {self.id} was already committed as version "
+                f"{version} (by another process, at the same time); nothing more landed"
+            )
+
+    def _committed_elsewhere(self, after: int) -> int | None:
+        """The version above `after` whose root names this transaction (COMMITTED_ROW)
+        and its beginning (BEGAN_ROW; a root without it, written before the row existed,
+        counts by the id alone)."""
+        roots = self.engine.roots
+        mine = began(self.tdef)
+        found = None
+        for version in range(after + 1, roots.latest_version() + 1):
+            try:
+                system = roots.load(version).system
+            except VersionNotFoundError:
+                continue  # expired: the validation after this says so
+            if found is not None and system.get(UNDOES_ROW) == str(found):
+                found = None  # it landed late and was undone: nothing stayed committed
+            if system.get(COMMITTED_ROW) == self.id and system.get(BEGAN_ROW, mine) == mine:
+                found = version
+        return found
+
+    def _stored_state(self) -> str:
+        """What the transaction file holds now: "mine" (this transaction's, or a file
+        too damaged to tell, as an existence check took it before), "gone", or "other"
+        (the id was begun again after this transaction closed: never acted on)."""
+        storage = self.engine.storage
+        try:
+            data = storage.read(self.location)
+        except StorageFileNotFoundError:
+            return "gone"
+        try:
+            stored = decode_transaction_def(
+                data, self.location, lifetime_bound(self.base.lakehouse_def)
+            )
+        except CorruptFileError:
+            return "mine"
+        return "mine" if began(stored) == began(self.tdef) else "other"
+
+    def _closed_before(self, what: str) -> TrinityError:
+        """The error for a handle whose transaction closed and whose id was begun again:
+        TransactionClosedError "committed as version N" when its commit is found, else
+        TransactionNotFoundError (it was aborted)."""
+        version = self._committed_elsewhere(self.base.version)
+        if version is not None:
+            self._committed(version)
+            return TransactionClosedError(
+                f"distributed transaction {self.id} was committed as version {version} "
+                f"(the id was begun again since); it cannot be {what}"
+            )
+        self.closed = True
+        return TransactionNotFoundError(
+            f"distributed transaction {self.id} was aborted elsewhere (the id was begun "
+            f"again since); it cannot be {what}"
+        )
+
+    def _remove_stored(self, version: int) -> None:
+        try:
+            self.engine.storage.delete(self.location)
+        except TrinityError as exc:  # committed: a leftover file must not say otherwise
+            log.warning(
+                "committed %s as version %d but could not remove %s: %s",
+                self.id,
+                version,
+                self.location,
+                exc,
+            )
+
+    def abort(self) -> None:
+        """Forget the transaction everywhere: its stored state is deleted (unless a
+        commit with an unknown outcome turns out to have landed: TransactionClosedError).
+        A commit and an abort both create the closing claim first (one of them does):
+        when another process committed the transaction, or is committing it right now,
+        TransactionClosedError says so (it cannot be undone); aborted elsewhere, this
+        abort is a no-op."""
+        with self.lock:
+            if self.committed_version is not None:
+                self._remove_stored(self.committed_version)  # a leftover, if any
+            super().abort()  # TransactionClosedError once committed
+            storage = self.engine.storage
+            for _ in range(3):
+                if self._take_claim():
+                    state = self._stored_state()
+                    if state == "other":
+                        self._release_claim()  # the claim of the transaction begun again
+                        error = self._closed_before("aborted")
+                        if isinstance(error, TransactionClosedError):
+                            raise error
+                        return  # aborted before: aborting again changes nothing
+                    if state == "gone":
+                        version = self._committed_elsewhere(self.base.version)
+                        if version is not None:
+                            raise TransactionClosedError(
+                                f"distributed transaction {self.id} was committed as "
+                                f"version {version} by another process; it cannot be aborted"
+                            )
+                        return  # aborted elsewhere
+                    storage.delete(self.location)
+                    return
+                # another commit or abort holds the claim: the file first (a commit
+                # lands its root before it removes the file), then the roots
+                stored = storage.exists(self.location)
+                version = self._committed_elsewhere(self.base.version)
+                if version is not None:
+                    raise TransactionClosedError(
+                        f"distributed transaction {self.id} was committed as version "
+                        f"{version} by another process; it cannot be aborted"
+                    )
+                if not storage.exists(self.claim):
+                    continue  # a commit that failed released it: try again
+                if stored:
+                    raise TransactionClosedError(
+                        f"distributed transaction {self.id} is being committed by another "
+                        "process; it cannot be aborted now (abort again to learn the outcome)"
+                    )
+                return  # aborted elsewhere
+            raise TransactionClosedError(
+                f"distributed transaction {self.id} is being committed by other processes, "
+                "which keep failing; abort again"
+            )
