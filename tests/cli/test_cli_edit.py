@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import tempfile
 
 import pytest
 
@@ -15,6 +16,10 @@ def editor(tmp_path, code: str) -> str:
 
 @pytest.fixture
 def with_editor(monkeypatch, tmp_path):
+    temp = tmp_path / "temp"  # kept edits go here, not to /tmp
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+
     def set_(code: str) -> None:
         monkeypatch.delenv("VISUAL", raising=False)
         monkeypatch.setenv("EDITOR", editor(tmp_path, code))
@@ -90,7 +95,9 @@ def test_edit_through_the_real_command(sample, run_process, tmp_path):
         "text = open(path).read().replace('\"ICEBERG\"', '\"HUDI\"')\nopen(path, 'w').write(text)\n"
     )
     result = run_process(
-        "edit", "/sales/orders", env={"EDITOR": editor(tmp_path, code), "VISUAL": ""}
+        "edit",
+        "/sales/orders",
+        env={"EDITOR": editor(tmp_path, code), "VISUAL": "", "TMPDIR": str(tmp_path)},
     )
     assert result.status == 0 and result.out == "edit /sales/orders: version 4\n", result.err
     assert '"HUDI"' in sample("cat", "/sales/orders").out

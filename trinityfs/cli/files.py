@@ -4,6 +4,7 @@ props. Names are exact: `* ? [ ]` are part of a name unless -g/--glob is given."
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import posixpath
@@ -184,20 +185,28 @@ def cmd_edit(ctx: Context, args: argparse.Namespace) -> int:
     original = fs.cat_file(path) if info is not None else EDIT_TEMPLATE
     base = info["version"] if info is not None else None
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    prefix = "trinityfs-" + path.strip("/").replace("/", ".") + "-"
+    prefix = "trinityfs-" + path.strip("/").replace("/", ".")[:60] + "-"
     fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".json")
-    keep = False
+    edited: bytes | None = None  # the text, once read back: kept when it is an edit
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(original)
-        status = subprocess.call([*shlex.split(editor), tmp])
+        try:
+            status = subprocess.call([*shlex.split(editor), tmp])
+        except KeyboardInterrupt:  # nothing committed; an edit saved so far is kept
+            edited = _read_back(tmp)
+            if edited is None or edited == original:
+                raise
+            ctx.out.err.write(f"trinityfs: interrupted; nothing committed, your edit is in {tmp}\n")
+            return 130
+        edited = _read_back(tmp)
         if status != 0:
-            keep = True
             raise OSError(
-                f"{editor} exited with status {status}; nothing committed (the text is in {tmp})"
+                f"{editor} exited with status {status}; nothing committed"
+                + (f" (your edit is in {tmp})" if _is_an_edit(edited, original) else "")
             )
-        with open(tmp, "rb") as f:
-            edited = f.read()
+        if edited is None:
+            raise FileNotFoundError(f"{editor} removed {tmp}; nothing committed")
         if edited == original:
             ctx.committed(f"edit {path}", None)
             return 0
@@ -212,15 +221,30 @@ def cmd_edit(ctx: Context, args: argparse.Namespace) -> int:
                 base_version=base,
             )
         except (ValueError, CommitConflict, FileExistsError) as exc:
-            keep = True
             # the conflict's own "nothing was committed, retry" would say it twice
             reason = message_of(exc).removesuffix("; nothing was committed, retry")
             raise type(exc)(f"{reason}; nothing committed, your edit is in {tmp}") from None
         ctx.committed(f"edit {path}", version)
+        edited = None  # committed: nothing to keep
         return 0
     finally:
-        if not keep:
-            os.unlink(tmp)
+        if not _is_an_edit(edited, original):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+
+
+def _read_back(tmp: str) -> bytes | None:
+    """The temporary file's text, None when the editor removed it."""
+    try:
+        with open(tmp, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def _is_an_edit(edited: bytes | None, original: bytes) -> bool:
+    """Whether the temporary file holds the user's work (kept when nothing committed)."""
+    return edited is not None and edited != original and bool(edited.strip())
 
 
 # -- changes ------------------------------------------------------------------------------
