@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .context import Context, UsageError
+from .errors import InputError
 from .output import table
 
 if TYPE_CHECKING:
@@ -219,6 +220,27 @@ def _add_definition(found: dict[str, Path], entry: os.DirEntry[str], prefix: str
     found[prefix + entry.name[: -len(SUFFIX)]] = Path(entry.path)
 
 
+def _catalog_path(root: str, name: str) -> str:
+    return root.rstrip("/") + "/" + name
+
+
+def _check_definition(data: bytes, file: Path, path: str, doing: str) -> None:
+    """Every `<name>.json` is the definition of table or view `<name>` (dot-names too, so
+    `.eslintrc.json` is `.eslintrc`): one that is not a definition stops the sync before
+    anything changes, with a line naming the file and why (InputError)."""
+    from trinityfs.fs import content
+
+    try:
+        content.parse(data)
+    except content.ContentError as exc:
+        what = "sync would delete it as" if doing == "delete" else "read as"
+        raise InputError(
+            f"{file}: {what} the definition of table or view {path} (every <name>.json "
+            f"in a namespace folder is one, dot-names too), but it is not one: {exc}; "
+            "nothing changed (move the file out of the folder)"
+        ) from None
+
+
 def _dangling(entry: os.DirEntry[str]) -> bool:
     return entry.is_symlink() and not os.path.exists(entry.path)
 
@@ -269,7 +291,7 @@ def cmd_sync(ctx: Context, args: argparse.Namespace) -> int:
         version = _sync_up(ctx, root, remote, files, plan, args)
     else:
         version = None
-        _sync_down(fs, folder, remote, files, plan, args)
+        _sync_down(fs, root, folder, remote, files, plan, args)
     what = f"sync {'to ' + PROTOCOL + root.lstrip('/') if up else 'to ' + str(folder)}"
     data = {"dry_run": args.dry_run, "direction": "up" if up else "down", **plan.to_dict()}
     if up:
@@ -287,12 +309,17 @@ def cmd_sync(ctx: Context, args: argparse.Namespace) -> int:
 
 def _sync_down(
     fs: TrinityFileSystem,
+    root: str,
     folder: Path,
     remote: dict[str, str],
     files: dict[str, Path],
     plan: Plan,
     args: argparse.Namespace,
 ) -> None:
+    doomed = sorted(n for n in files if n not in remote) if args.delete else []
+    for name in doomed:  # checked before anything is written
+        data = read_definition_file(str(files[name]))
+        _check_definition(data, files[name], _catalog_path(root, name), "delete")
     for name, path in sorted(remote.items()):
         data = fs.cat_file(path)
         target = folder / (name + SUFFIX)
@@ -305,12 +332,10 @@ def _sync_down(
             plan.created.append(name)
         if not args.dry_run:
             _write_local(target, data)
-    if args.delete:
-        for name, path in sorted(files.items()):
-            if name not in remote:
-                plan.deleted.append(name)
-                if not args.dry_run:
-                    path.unlink()
+    for name in doomed:
+        plan.deleted.append(name)
+        if not args.dry_run:
+            files[name].unlink()
 
 
 def _sync_up(
@@ -325,6 +350,7 @@ def _sync_up(
     writes: list[tuple[str, bytes]] = []
     for name, path in sorted(files.items()):
         data = read_definition_file(str(path))
+        _check_definition(data, path, _catalog_path(root, name), "sync")
         if name in remote:
             if _same(data, fs.cat_file(remote[name]), str(path)):
                 plan.unchanged += 1
@@ -332,7 +358,7 @@ def _sync_up(
             plan.updated.append(name)
         else:
             plan.created.append(name)
-        writes.append((root.rstrip("/") + "/" + name, data))
+        writes.append((_catalog_path(root, name), data))
     drops = []
     if args.delete:
         drops = [path for name, path in sorted(remote.items()) if name not in files]
