@@ -206,7 +206,7 @@ class TrinityCatalog(TablesMixin, TableFilesMixin, NamespaceMixin, MetastoreCata
         staged._staging = txn
         return staged
 
-    def multi_table_transaction(self) -> MultiTableTransaction:
+    def multi_table_transaction(self, *, remove_added_files: bool = True) -> MultiTableTransaction:
         """Stage changes to several tables and commit them as ONE catalog version.
 
         with catalog.multi_table_transaction() as mt:
@@ -215,9 +215,13 @@ class TrinityCatalog(TablesMixin, TableFilesMixin, NamespaceMixin, MetastoreCata
             orders.append(new_orders)          # staged, not yet visible
             totals.overwrite(new_totals)       # staged
         # leaving the block commits both in one catalog version (mt.committed_version)
+
+        A failed or aborted block removes the files its commits added (data files,
+        manifests: written by this process); `remove_added_files=False` removes only the
+        metadata files the catalog wrote (the REST server: a client's files are its own).
         """
         self._check_writable()
-        return MultiTableTransaction(self)
+        return MultiTableTransaction(self, remove_added_files=remove_added_files)
 
     # -- identifiers ----------------------------------------------------------------
 

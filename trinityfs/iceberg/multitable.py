@@ -54,14 +54,17 @@ class MultiTableTransaction:
     visible to others until the block ends: every table commit (append, overwrite,
     schema change, ...) is staged in one catalog transaction, reads see the staged state.
     Leaving the block commits; an exception aborts and removes the Iceberg files the
-    staged commits wrote. A concurrent commit to one of the same tables makes the commit
-    fail with CommitFailedException (retry the whole block).
+    staged commits wrote (`remove_added_files=False`: only the metadata files the catalog
+    wrote, as for changes whose data files a REST client wrote). A concurrent commit to
+    one of the same tables makes the commit fail with CommitFailedException (retry the
+    whole block).
     """
 
-    def __init__(self, catalog: TrinityCatalog):
+    def __init__(self, catalog: TrinityCatalog, *, remove_added_files: bool = True):
         self._parent = catalog
         self.catalog = catalog.staged_in(catalog.lakehouse.transaction())
         self.committed_version: int | None = None
+        self.remove_added_files = remove_added_files
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.catalog, name)
@@ -111,14 +114,18 @@ class MultiTableTransaction:
         self._cleanup()
 
     def _cleanup(self) -> None:
+        """Remove the metadata files the staged commits wrote and, with
+        `remove_added_files`, the files their new snapshots added (written by this
+        process's PyIceberg; a REST client's files are its own: it may commit them again)."""
         io = None
         for _ident, base, location, metadata in reversed(self.catalog._written):
             io = confined_file_io(self.catalog.properties, location)
-            try:
-                paths = files_added_by(io, base, metadata)
-            except Exception as exc:
-                log.warning("could not list the files of a staged commit: %s", exc)
-                paths = []
+            paths: list[str] = []
+            if self.remove_added_files:
+                try:
+                    paths = files_added_by(io, base, metadata)
+                except Exception as exc:
+                    log.warning("could not list the files of a staged commit: %s", exc)
             for path in [*paths, location]:
                 delete_quietly(io, path)
         self.catalog._written = []

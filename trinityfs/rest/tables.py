@@ -211,7 +211,9 @@ class TableService:
         if not changes:
             return
         guarded = [(c, self._guard(c)) for c in changes]
-        txn = self.catalog.multi_table_transaction()
+        # on failure only the metadata files the server wrote are removed: the data files
+        # and manifests are the client's, which may commit them again (e.g. one by one)
+        txn = self.catalog.multi_table_transaction(remove_added_files=False)
         try:
             for change, requirements in guarded:
                 txn.commit_table(_Named(change.ns, change.name), requirements, change.updates)
