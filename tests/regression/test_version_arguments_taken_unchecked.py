@@ -4,7 +4,8 @@
 so "created at version 21" for an object created at 1) and a str raised a bare
 TypeError; a list as a version raised "unhashable type". Every one is now
 InvalidArgumentError naming the value (the rule of `at()`: format/paths.check_version);
-so is `at(export=...)` with a name no export can have (not a str, empty, not UTF-8), and an allow-list that is not str."""
+so is `at(export=...)` with a name no export can have (not a str, empty, not UTF-8),
+and an allow-list that is not str."""
 
 from __future__ import annotations
 
