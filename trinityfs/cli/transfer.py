@@ -89,7 +89,10 @@ def _write_local(path: Path, data: bytes) -> None:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     except OSError:
         mode = 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as exc:  # name the file asked for, not the temporary one beside it
+        raise OSError(exc.errno, f"cannot write it: {exc.strerror}", str(path)) from None
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
