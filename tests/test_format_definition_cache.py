@@ -9,7 +9,7 @@ import os
 import pytest
 
 from trinityfs import Lakehouse
-from trinityfs.errors import CorruptFileError, InvalidArgumentError
+from trinityfs.errors import CorruptFileError
 from trinityfs.format import definitions
 from trinityfs.format.definitions import (
     LakehouseDef,
@@ -18,7 +18,6 @@ from trinityfs.format.definitions import (
     new_lakehouse_def,
     remember_lakehouse_def,
 )
-from trinityfs.txn import roots as roots_module
 
 
 def _ldef_location(lake: Lakehouse) -> str:
@@ -29,13 +28,13 @@ def _ldef_location(lake: Lakehouse) -> str:
 def test_a_lakehouse_definition_is_decoded_once_per_process(lake, monkeypatch):
     lake.create_namespace("ns")
     decoded = []
-    real = roots_module.decode_definition
+    real = definitions.decode_definition
 
     def counting(data, cls, path):
         decoded.append(path)
         return real(data, cls, path)
 
-    monkeypatch.setattr(roots_module, "decode_definition", counting)
+    monkeypatch.setattr(definitions, "decode_definition", counting)
     for i in range(5):
         lake.create_table("ns", f"t{i}", {"table_format": "ICEBERG"})
     # the old code decoded (and re-validated) it at the start of every transaction
@@ -102,9 +101,10 @@ def test_an_invalid_definition_is_never_remembered(tmp_path, monkeypatch):
     bad.CopyFrom(known_lakehouse_def(location, data) or LakehouseDef.FromString(data))
     bad.order = 1  # decodes, but validation refuses it
 
-    monkeypatch.setattr(roots_module, "decode_definition", lambda d, cls, p: bad)
-    with pytest.raises(InvalidArgumentError, match="order"):
+    monkeypatch.setattr(definitions, "decode_definition", lambda d, cls, p: bad)
+    # read from storage, a definition validation refuses is a corrupt file
+    with pytest.raises(CorruptFileError, match="order"):
         Lakehouse.open(url).engine.snapshot()
     assert known_lakehouse_def(location, data) is None
-    with pytest.raises(InvalidArgumentError, match="order"):  # checked again, not cached
+    with pytest.raises(CorruptFileError, match="order"):  # checked again, not cached
         Lakehouse.open(url).engine.snapshot()

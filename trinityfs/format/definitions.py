@@ -225,6 +225,24 @@ def remember_lakehouse_def(path: str, data: bytes, ldef: LakehouseDef) -> None:
     _CHECKED_LAKEHOUSE_DEFS.put((path, bytes(data)), kept)
 
 
+def decode_lakehouse_def(data: bytes, path: str) -> LakehouseDef:
+    """A stored LakehouseDef, decoded and validated (a copy the caller may change).
+
+    A definition read from storage that `validate_lakehouse_def` refuses is a lie about
+    the lakehouse: CorruptFileError naming `path` (UnsupportedFormatVersionError stays
+    itself: a newer format, not damage). Checked bytes are remembered by location."""
+    known = known_lakehouse_def(path, data)
+    if known is not None:
+        return known
+    ldef = decode_definition(data, LakehouseDef, path)
+    try:
+        validate_lakehouse_def(ldef)
+    except InvalidArgumentError as exc:
+        raise CorruptFileError(path, f"lakehouse definition: {exc}") from None
+    remember_lakehouse_def(path, data, ldef)
+    return ldef
+
+
 def parse_isolation_level(value: str | int) -> int:
     """IsolationLevel from its name (any case) or enum number."""
     if isinstance(value, str):

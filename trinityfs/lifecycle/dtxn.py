@@ -62,10 +62,9 @@ from trinityfs.errors import (
     VersionNotFoundError,
 )
 from trinityfs.format.definitions import (
-    decode_definition,
+    decode_lakehouse_def,
     encode_definition,
     parse_isolation_level,
-    validate_lakehouse_def,
 )
 from trinityfs.format.keys import KEY_LAKEHOUSE_DEF, KEY_PREVIOUS_ROOT, KeyCodec
 from trinityfs.format.paths import (
@@ -75,7 +74,7 @@ from trinityfs.format.paths import (
     root_node_file,
     transaction_location,
 )
-from trinityfs.format.trinitylake_pb2 import LakehouseDef, TransactionDef
+from trinityfs.format.trinitylake_pb2 import TransactionDef
 from trinityfs.lifecycle.dtxn_checks import (
     check_known,
     same_lakehouse,
@@ -442,12 +441,8 @@ def _load_running(txn: DistributedTxn, running_location: str, location: str) -> 
             txn.pending[key] = value
     ldef_location = running.system.get(KEY_LAKEHOUSE_DEF)
     if ldef_location is not None and ldef_location != base.lakehouse_def_location:
-        ldef = decode_definition(
-            engine.storage.read_immutable(ldef_location), LakehouseDef, ldef_location
-        )
-        txn.new_lakehouse_def = same_lakehouse(
-            validate_lakehouse_def(ldef), base.lakehouse_def, running_location
-        )
+        ldef = decode_lakehouse_def(engine.storage.read_immutable(ldef_location), ldef_location)
+        txn.new_lakehouse_def = same_lakehouse(ldef, base.lakehouse_def, running_location)
     txn.deps = deps
     txn.deps.written.update(txn.pending)
     if txn.new_lakehouse_def is not None:

@@ -68,11 +68,7 @@ from trinityfs.errors import (
     TrinityError,
     VersionNotFoundError,
 )
-from trinityfs.format.definitions import (
-    decode_definition,
-    encode_definition,
-    validate_lakehouse_def,
-)
+from trinityfs.format.definitions import decode_lakehouse_def, encode_definition
 from trinityfs.format.integrity import check_file_bytes
 from trinityfs.format.keys import KEY_CREATED_AT_MILLIS, KEY_LAKEHOUSE_DEF, KEY_PREVIOUS_ROOT
 from trinityfs.format.node_decode import decode_node
@@ -469,9 +465,7 @@ def _full(
 def _lakehouse_def_of(storage: Storage, root: NodeFile) -> LakehouseDef:
     """A private copy of the LakehouseDef a root points to."""
     location = root.system[KEY_LAKEHOUSE_DEF]
-    ldef = decode_definition(storage.read_immutable(location), LakehouseDef, location)
-    validate_lakehouse_def(ldef)
-    return ldef
+    return decode_lakehouse_def(storage.read_immutable(location), location)
 
 
 def _write_all(

@@ -31,11 +31,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from trinityfs.errors import CorruptFileError, StorageFileNotFoundError, TrinityError
-from trinityfs.format.definitions import decode_definition, validate_lakehouse_def
+from trinityfs.format.definitions import decode_lakehouse_def
 from trinityfs.format.keys import KEY_LAKEHOUSE_DEF
 from trinityfs.format.nodefile import NodeFile
 from trinityfs.format.paths import parse_root_node_file, root_node_file
-from trinityfs.format.trinitylake_pb2 import LakehouseDef, TransactionDef
+from trinityfs.format.trinitylake_pb2 import TransactionDef
 from trinityfs.lifecycle.dtxn_files import MAX_TXN_LIFETIME_MILLIS, decode_transaction_def
 from trinityfs.lifecycle.inventory import (
     COLLECTABLE,
@@ -220,8 +220,7 @@ def _mark_exports(engine: Engine, live: LiveSet, root: NodeFile | None) -> None:
     location = root.system.get(KEY_LAKEHOUSE_DEF)
     if location is None:
         return
-    ldef = decode_definition(storage.read_immutable(location), LakehouseDef, location)
-    validate_lakehouse_def(ldef)
+    ldef = decode_lakehouse_def(storage.read_immutable(location), location)
     live.recorded_exports = set(ldef.exported_snapshots.values())
     for name in sorted(ldef.exported_snapshots):
         export_root = ldef.exported_snapshots[name]

@@ -45,12 +45,7 @@ from trinityfs.errors import (
     TrinityError,
     VersionNotFoundError,
 )
-from trinityfs.format.definitions import (
-    decode_definition,
-    known_lakehouse_def,
-    remember_lakehouse_def,
-    validate_lakehouse_def,
-)
+from trinityfs.format.definitions import decode_lakehouse_def
 from trinityfs.format.keys import KEY_LAKEHOUSE_DEF
 from trinityfs.format.node_decode import decode_node
 from trinityfs.format.paths import (
@@ -351,18 +346,10 @@ class RootStore:
 
     def _read_lakehouse_def(self, location: str, version: int | None) -> LakehouseDef:
         try:
-            data = self.storage.read_immutable(location)
-            ldef = known_lakehouse_def(location, data)  # these bytes passed both checks
-            checked = ldef is not None
-            if ldef is None:
-                ldef = decode_definition(data, LakehouseDef, location)
+            return decode_lakehouse_def(self.storage.read_immutable(location), location)
         except CorruptFileError as exc:
             self.storage.forget(location)
             raise exc.with_version(version) from None
-        if not checked:
-            validate_lakehouse_def(ldef)
-            remember_lakehouse_def(location, data, ldef)
-        return ldef
 
     # -- the latest version ---------------------------------------------------------
 
