@@ -47,6 +47,7 @@ log = logging.getLogger(__name__)
 ABORT_MIN_SECONDS = 5.0
 ABORT_QUIET_SECONDS = 3.0
 ABORT_MAX_SECONDS = 30.0
+JOB_ID = "trinitylake.spark.job-id"  # snapshot summary property naming the job
 
 
 # -- writing ------------------------------------------------------------------------
@@ -321,6 +322,18 @@ class TableWriter(DataSourceArrowWriter):
         job's files by id until none has appeared for ABORT_QUIET_SECONDS (at least
         ABORT_MIN_SECONDS, at most ABORT_MAX_SECONDS).
         """
+        landed = self._landed()
+        if landed is not False:
+            # Spark aborts after a commit that raised, also when its outcome was unknown
+            # (AmbiguousWriteError): files a landed snapshot names must stay
+            log.warning(
+                "abort of the write to %s removes no file: %s",
+                ".".join(self.ident),
+                "its commit landed"
+                if landed
+                else "whether its commit landed is unknown (reclaim_files removes them if not)",
+            )
+            return
         paths = [p for m in messages if m is not None for p in m.paths]
         _remove(self._io(self._metadata()), paths)
         start = last = time.monotonic()
@@ -333,6 +346,26 @@ class TableWriter(DataSourceArrowWriter):
             ):
                 return
             time.sleep(0.5)
+
+    def _landed(self) -> bool | None:
+        """Whether a snapshot of this job is in the table (its job id in the snapshot
+        summary): True, False, or None when the table cannot be read now."""
+        from pyiceberg.exceptions import NoSuchTableError
+
+        try:
+            catalog = open_catalog(self.props)
+            if self.transaction:
+                catalog, _ = _staging_catalog(catalog, self.transaction)
+            table = catalog.load_table(self.ident)
+        except NoSuchTableError:  # NoSuchIcebergTableError included: nothing of ours
+            return False
+        except Exception as exc:
+            log.warning("could not read %s after its job failed: %s", ".".join(self.ident), exc)
+            return None
+        return any(
+            s.summary is not None and s.summary.get(JOB_ID) == self.job_id
+            for s in table.metadata.snapshots
+        )
 
     def commit(self, messages: list[TrinityCommitMessage | None]) -> None:
         from pyiceberg.exceptions import (
@@ -380,7 +413,7 @@ class TableWriter(DataSourceArrowWriter):
         dtxn = None
         if self.transaction:
             catalog, dtxn = _staging_catalog(catalog, self.transaction)
-        props = {"trinitylake.spark.job-id": self.job_id, **self.snapshot_properties}
+        props = {JOB_ID: self.job_id, **self.snapshot_properties}
         try:
             table = _existing_table(catalog, self.ident)
         except NoSuchIcebergTableError as exc:
