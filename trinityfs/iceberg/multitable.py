@@ -6,9 +6,11 @@ import logging
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from pyiceberg.exceptions import CommitStateUnknownException
 from pyiceberg.io import FileIO
 from pyiceberg.table.metadata import TableMetadata
 
+from trinityfs.errors import AmbiguousWriteError
 from trinityfs.iceberg.errors import iceberg_errors
 from trinityfs.iceberg.io import confined_file_io
 
@@ -16,6 +18,8 @@ if TYPE_CHECKING:
     from trinityfs.iceberg.catalog import TrinityCatalog
 
 log = logging.getLogger(__name__)
+
+UNKNOWN_OUTCOME = (AmbiguousWriteError, CommitStateUnknownException)
 
 
 def delete_quietly(io: FileIO, location: str) -> None:
@@ -95,8 +99,11 @@ class MultiTableTransaction:
         try:
             with iceberg_errors("multi-table transaction"):
                 version = txn.commit()
-        except BaseException:
-            self._cleanup()
+        except BaseException as exc:
+            # files are removed only when the commit is known not to have landed: after
+            # an unknown outcome (or an interrupt) the tables may name them already
+            if isinstance(exc, Exception) and not isinstance(exc, UNKNOWN_OUTCOME):
+                self._cleanup()
             raise
         finally:
             self.catalog._staging = None
