@@ -453,6 +453,23 @@ def _is_temporary(loc: str) -> bool:
     return loc.rpartition("/")[2].startswith(TEMP_PREFIX)
 
 
+def _local_path_of(url: str) -> str:
+    """A `file://` URL as RFC 8089 reads it: `file:///x` and `file://localhost/x` are /x;
+    another host is refused (fsspec would read `file://data/lake` as the relative path
+    data/lake, so a missing slash put a lakehouse under the working directory)."""
+    if not url.startswith("file://"):
+        return url
+    host, slash, path = url[len("file://") :].partition("/")
+    if host not in ("", "localhost"):
+        raise InvalidArgumentError(
+            f"file URL {url!r} names the host {host!r}: use file:///{host}/{path} or "
+            "a plain path for a local directory"
+        )
+    if not slash:
+        raise InvalidArgumentError(f"file URL {url!r} names no directory")
+    return slash + path
+
+
 def _open_backend(url: str, options: dict[str, Any]) -> tuple[Backend, str]:
     """The backend for `url` and the normalized root URL (ending in "/")."""
     import fsspec
@@ -468,7 +485,10 @@ def _open_backend(url: str, options: dict[str, Any]) -> tuple[Backend, str]:
     # local disk only; other stores are durable when a write returns, so there it has no
     # effect (it must not reach their filesystem: s3fs failed on it at the first request)
     fsync = _fsync_option(options.pop("fsync", True))
+    if "\x00" in url:
+        raise InvalidArgumentError(f"storage URL {url!r} contains a NUL character")
     if protocol in ("file", "local"):
+        url = _local_path_of(url)
         if options:
             raise InvalidArgumentError(
                 f"unknown storage options for local disk: {sorted(options)} (only 'fsync')"
