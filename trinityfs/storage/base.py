@@ -123,6 +123,17 @@ class Backend(ABC):
         """
         return () if self.exists(loc) else None
 
+    def mtime(self, loc: str) -> float | None:
+        """The file's modification time (POSIX seconds; None where the store keeps
+        none); FileNotFoundError when missing. Here: a listing of its directory (stores
+        that can ask about one file override it)."""
+        parent = loc.rpartition("/")[0]
+        for page in self.list_dir_pages(parent):
+            for entry in page:
+                if entry.location == loc:
+                    return entry.mtime
+        raise FileNotFoundError(loc)
+
     placement_choices = 1  # candidate names worth drawing for a new file (txn/placement.py)
 
     def directories_to_make(self, loc: str, *, probe: bool = False) -> int:

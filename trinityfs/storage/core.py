@@ -142,6 +142,16 @@ class Storage:
         except Exception:  # a hint: the write that follows reports any real problem
             return 0
 
+    def mtime(self, loc: str, *, built: bool = False) -> float | None:
+        """The file's modification time in POSIX seconds by the store's clock (None where
+        the store keeps none); StorageFileNotFoundError if it is missing. One request,
+        counted as ``exists`` (the same single check: a stat, a HEAD)."""
+        if not built:
+            loc = _validate(loc)
+        self.stats.record("exists")
+        with self._errors("exists", loc, missing_is_not_found=True):
+            return self.backend.mtime(loc)
+
     def size(self, loc: str) -> int:
         """The file's size in bytes; StorageFileNotFoundError if it is missing."""
         loc = _validate(loc)

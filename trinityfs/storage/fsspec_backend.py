@@ -48,6 +48,12 @@ class FsspecBackend(Backend):
             return False
         return info.get("type") == "file"
 
+    def mtime(self, loc: str) -> float | None:
+        info = self.fs.info(self._path(loc))
+        if info.get("type") != "file":
+            raise FileNotFoundError(f"not a file: {loc}")
+        return _mtime(info)
+
     def size(self, loc: str) -> int:
         info = self.fs.info(self._path(loc))
         if info.get("type") != "file":

@@ -465,6 +465,13 @@ class LocalBackend(LocalDirs, Backend):
             return None
         return _identity(st)
 
+    def mtime(self, loc: str) -> float | None:
+        """One stat, like `exists` (`identity` carries the mtime in ns)."""
+        found = self.identity(loc)
+        if found is None:
+            raise FileNotFoundError(loc)
+        return found[3] / 1e9
+
     def size(self, loc: str) -> int:
         try:
             st = self._stat(loc)

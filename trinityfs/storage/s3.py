@@ -78,6 +78,9 @@ class S3Backend(FsspecBackend):
     def size(self, loc: str) -> int:
         return int(self._head(loc)["ContentLength"])
 
+    def mtime(self, loc: str) -> float | None:
+        return to_epoch(self._head(loc).get("LastModified"))
+
     def _head(self, loc: str) -> dict[str, Any]:
         # one HEAD; fs.info would add a LIST on a miss and may answer from its listing cache
         return self.fs.call_s3("head_object", Bucket=self.bucket, Key=self._key(loc))

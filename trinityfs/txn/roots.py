@@ -76,6 +76,11 @@ HINT_INTERVAL = 8
 #: rebuilds from rather than flushes (FlushPolicy.rebuild_messages).
 COLUMN_BUFFER_FROM = DEFAULT_REBUILD_MESSAGES
 
+#: An oldest marker older than the root it names by more than this (store mtimes) was
+#: written before that root existed: a lie (`RootStore._marker_stands`; the same slack
+#: as trinityfs/lifecycle/markers.py)
+OUTRUN_SLACK_SECONDS = 2.0
+
 #: Root file names of the versions asked about lately (a pure function of the version:
 #: a warm reader probes the same next root again and again).
 _root_name = functools.lru_cache(maxsize=64, typed=True)(root_node_file)
@@ -120,10 +125,10 @@ class RootStore:
         self._ids: LRU[int, tuple[int, ...]] = LRU(4 * max(cached_roots, 16))
         # set once the lakehouse was found replaced: every later question raises it
         self._replaced: str | None = None
-        # (oldest marker value, monotonic time its root was last seen): `oldest_version`
-        # skips the existence check of the root a re-read marker names while this is
-        # within the trust window (see there)
-        self._oldest_seen: tuple[int, float] | None = None
+        # (oldest marker value, monotonic time its root was last seen, the oldest version
+        # answered for it): `oldest_version` skips the checks of the root a re-read
+        # marker names while this is within the trust window (see there)
+        self._oldest_seen: tuple[int, float, int] | None = None
 
     # -- markers --------------------------------------------------------------------
 
@@ -176,9 +181,10 @@ class RootStore:
         return self._read_marker(OLDEST_VERSION)
 
     def oldest_version(self) -> int:
-        """The oldest readable version: the marker when its root exists, else the
-        oldest root found by listing (a marker that names no root is a lie: a bit
-        flip, a restored backup, or an expiration that raced another).
+        """The oldest readable version: the marker when its root exists and is not
+        younger than the marker (`_outrun`), else the oldest root found by listing (a
+        marker that names no root, or one written before its root existed, is a lie: a
+        bit flip, a restored backup, or an expiration that raced another).
 
         The marker is read every time: it only moves up, and a version at or above
         what it said a moment ago may be below it now, so "v is readable" is never
@@ -188,18 +194,53 @@ class RootStore:
         a reader checking an old version on every use, `Lakehouse.check_readable`). A
         root at the marker is deleted only by an expiration that moved the marker above
         it first; a marker left behind by a racing expiration is at worst trusted for
-        the window, as a confirmed latest version is."""
-        marker = self.oldest_marker() or 0
+        the window, as a confirmed latest version is. So is the answer for a marker
+        found outrun (the oldest root listed)."""
+        said = self.oldest_marker()
+        marker = said or 0
         seen = self._oldest_seen
         if seen is not None and seen[0] == marker and self._clock() - seen[1] < self._seen_window():
-            return marker
+            return seen[2]
         started = self._clock()
-        if self.exists(marker):
-            self._oldest_seen = (marker, started)
+        stands = self._marker_stands(marker, said is not None)
+        if stands:
+            self._oldest_seen = (marker, started, marker)
             return marker
-        self._oldest_seen = None
-        log.debug("%s says %d but that root does not exist", OLDEST_VERSION, marker)
-        return self._first_existing_root()
+        if stands is None:
+            self._oldest_seen = None
+            log.debug("%s says %d but that root does not exist", OLDEST_VERSION, marker)
+            return self._first_existing_root()
+        oldest = self._first_existing_root()
+        log.warning(
+            "%s says %d but was written before that root existed (a lie the lakehouse "
+            "caught up with): versions from %d are readable (run `trinityfs expire` to "
+            "repair it)",
+            OLDEST_VERSION,
+            marker,
+            oldest,
+        )
+        self._oldest_seen = (marker, started, oldest)
+        return oldest
+
+    def _marker_stands(self, marker: int, written: bool) -> bool | None:
+        """Whether the oldest marker saying `marker` is the truth: None when its root does
+        not exist, False when the marker file (`written`: it exists) is older than that
+        root by more than OUTRUN_SLACK_SECONDS of the store's clock. Expiration writes the
+        marker naming a root that exists, so such a marker said a version above the
+        latest when written (lifecycle/markers.py applies the same rule); trusted, it
+        would make every version below it, all still there, look expired. One request
+        (the root's stat), and one more (the marker's) for a marker above 0."""
+        try:
+            root_mtime = self.storage.mtime(_root_name(marker), built=True)
+        except StorageFileNotFoundError:
+            return None
+        if not written or marker == 0 or root_mtime is None:
+            return True
+        try:
+            marker_mtime = self.storage.mtime(OLDEST_VERSION, built=True)
+        except StorageFileNotFoundError:
+            return True  # removed meanwhile: the next question reads it again
+        return marker_mtime is None or root_mtime - marker_mtime <= OUTRUN_SLACK_SECONDS
 
     def _seen_window(self) -> float:
         """The trust window, or (a reader that only read the definition of an older
@@ -208,8 +249,9 @@ class RootStore:
         return self._window or (last[2] if last is not None else 0.0)
 
     def marker_is_real(self, marker: int) -> bool:
-        """Whether a marker value names an existing root (an expiration wrote it)."""
-        return self.exists(marker)
+        """Whether a marker value names an existing root and was not written before that
+        root existed (`_marker_stands`: an expiration wrote it)."""
+        return bool(self._marker_stands(marker, True))
 
     def write_hint(self, version: int) -> None:
         """Best effort: a stale hint only costs a few more probes."""
