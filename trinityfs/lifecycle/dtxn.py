@@ -95,10 +95,11 @@ from trinityfs.lifecycle.dtxn_files import (
     lifetime_bound,
     read_transaction_def,
 )
+from trinityfs.storage.missing import first_missing
 from trinityfs.storage.settle import create_settled, forget_unsettled, settle, unsettled
 from trinityfs.txn.conflicts import LAKEHOUSE_DEF_KEY
 from trinityfs.txn.engine import Engine, now_millis
-from trinityfs.txn.publish import build_root, first_missing
+from trinityfs.txn.publish import build_root
 from trinityfs.txn.snapshot import Snapshot
 
 log = logging.getLogger(__name__)

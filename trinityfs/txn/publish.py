@@ -19,6 +19,10 @@ dangling root (see trinityfs/lifecycle/expire.py):
   the roots below it, then marks, then sweeps, so a source root still present after
   our root exists means expiration has not started marking and will see our root; a
   source root gone means it may not, and the commit is undone (a rollback) or refused.
+
+Checks made before anything is written live in trinityfs/txn/verify.py
+(`verify_before_writing`), batched existence checks in trinityfs/storage/missing.py
+(`first_missing`); both names are still importable from here.
 """
 
 from __future__ import annotations
@@ -27,15 +31,12 @@ import logging
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from itertools import chain
 
 from trinityfs.errors import (
     AmbiguousWriteError,
     CommitConflictError,
     CommitRetriesExhaustedError,
     CorruptFileError,
-    LakehouseNotFoundError,
     StorageError,
     StorageFileNotFoundError,
     TransactionExpiredError,
@@ -52,10 +53,12 @@ from trinityfs.format.keys import (
 from trinityfs.format.node_encode import encode_node
 from trinityfs.format.paths import root_node_file
 from trinityfs.format.trinitylake_pb2 import NamespaceDef, TableDef, ViewDef
+from trinityfs.storage.missing import first_missing as first_missing  # moved there
 from trinityfs.tree import Node, TreeWriter
 from trinityfs.txn.backoff import BACKOFF_CAP_SECONDS
 from trinityfs.txn.engine import Engine, diff_snapshots, now_millis
 from trinityfs.txn.snapshot import Snapshot
+from trinityfs.txn.verify import verify_before_writing as verify_before_writing  # moved there
 
 log = logging.getLogger(__name__)
 
@@ -179,49 +182,6 @@ def build_root(
     if engine.tree_verifier is not None:
         engine.tree_verifier.remember_written(written)
     return encode_node(root.to_file(), order, compression=compression), root
-
-
-def verify_before_writing(engine: Engine, base: Snapshot) -> None:
-    """Before a transaction writes anything (so a refused commit leaves no file behind):
-    with whole-tree verification, verify the tree it builds on; where a stat is cheap
-    (local disk), check that the root of its base version is still there and still the
-    file this process read or wrote (`RootStore.root_unchanged`): another file there
-    means the lakehouse was created again in place, whatever its number of versions."""
-    if engine.tree_verifier is not None:
-        engine.tree_verifier.verify(
-            base.root, base.nodes, base.lakehouse_def_location, version=base.version
-        )
-    if not engine.storage.backend.cheap_exists:
-        return
-    unchanged = engine.roots.root_unchanged(base.version)
-    if unchanged is None:
-        _base_root_gone(engine, base.version)
-    elif not unchanged:
-        raise LakehouseNotFoundError(
-            f"the root of version {base.version}, which this commit builds on, is another "
-            f"file now: {engine.storage.url} holds another lakehouse (it was removed or "
-            "replaced while open: open it again); nothing was committed"
-        )
-
-
-def _base_root_gone(engine: Engine, version: int) -> None:
-    """The root of `version`, the base of a commit, is gone. Fine when later versions
-    exist (expiration removed it after others committed: the commit loses its race and
-    moves onto the latest, as usual); otherwise the lakehouse this process remembers was
-    removed, or replaced inside the same directory (a lakehouse created again there), and
-    a root built on the remembered tree would make the one there now unreadable."""
-    try:
-        latest = engine.roots.latest_from_markers()
-    except LakehouseNotFoundError:
-        latest = None
-    if latest is not None and latest > version:
-        return
-    now = "holds no version" if latest is None else f"says its latest version is {latest}"
-    raise LakehouseNotFoundError(
-        f"the root of version {version}, which this commit builds on, is gone and "
-        f"{engine.storage.url} {now}: the lakehouse was removed or replaced while open "
-        "(open it again); nothing was committed"
-    )
 
 
 def create_first(engine: Engine, lakehouse_def: str, order: int) -> bool:
@@ -556,26 +516,6 @@ def undo(engine: Engine, landed: int, before: Snapshot) -> bool:
         return False
     log.warning("undid version %d with version %d", landed, landed + 1)
     return True
-
-
-#: files checked together by `first_missing`
-EXISTS_BATCH = 1024
-
-
-def first_missing(storage, locations: Iterable[str], threads: int = 16) -> str | None:
-    """The first of `locations` (streamed, checked in parallel batches) not in storage."""
-    batch: list[str] = []
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        for location in chain(locations, [None]):
-            if location is not None:
-                batch.append(location)
-                if len(batch) < EXISTS_BATCH:
-                    continue
-            for loc, present in zip(batch, pool.map(storage.exists, batch), strict=True):
-                if not present:
-                    return loc
-            batch = []
-    return None
 
 
 def undo_if_gone(

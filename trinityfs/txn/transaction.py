@@ -45,11 +45,11 @@ from trinityfs.txn.publish import (
     landed_on_expired,
     settle_root,
     undo,
-    verify_before_writing,
 )
 from trinityfs.txn.snapshot import Snapshot
 from trinityfs.txn.staging import _SERIALIZABLE, Staged
 from trinityfs.txn.staging import _codec_of as _codec_of  # where it was before staging.py
+from trinityfs.txn.verify import verify_before_writing
 
 log = logging.getLogger(__name__)
 

@@ -26,17 +26,26 @@ import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from google.protobuf.message import Message
 
-from trinityfs.errors import CorruptFileError, InvalidArgumentError, StorageFileNotFoundError
+from trinityfs.errors import (
+    CorruptFileError,
+    InvalidArgumentError,
+    LakehouseNotFoundError,
+    StorageFileNotFoundError,
+)
 from trinityfs.format.definitions import decode_definition
 from trinityfs.format.integrity import has_content_name
 from trinityfs.format.keys import TYPE_NAMESPACE, TYPE_TABLE, TYPE_VIEW, decode_type_id
 from trinityfs.format.trinitylake_pb2 import LakehouseDef, NamespaceDef, TableDef, ViewDef
 from trinityfs.storage import Storage
 from trinityfs.tree import Node, NodeStore
+
+if TYPE_CHECKING:
+    from trinityfs.txn.engine import Engine
+    from trinityfs.txn.snapshot import Snapshot
 
 #: what a commit verifies: "reads" (the default: what it reads) or "tree" (everything
 #: the tree it builds on reaches, before it writes anything)
@@ -252,3 +261,46 @@ def _definitions_of(
             failures.setdefault(where, CorruptFileError(where, f"a key of unknown kind {key!r}"))
             continue
         found.setdefault(location, cls)
+
+
+def verify_before_writing(engine: Engine, base: Snapshot) -> None:
+    """Before a transaction writes anything (so a refused commit leaves no file behind):
+    with whole-tree verification, verify the tree it builds on; where a stat is cheap
+    (local disk), check that the root of its base version is still there and still the
+    file this process read or wrote (`RootStore.root_unchanged`): another file there
+    means the lakehouse was created again in place, whatever its number of versions."""
+    if engine.tree_verifier is not None:
+        engine.tree_verifier.verify(
+            base.root, base.nodes, base.lakehouse_def_location, version=base.version
+        )
+    if not engine.storage.backend.cheap_exists:
+        return
+    unchanged = engine.roots.root_unchanged(base.version)
+    if unchanged is None:
+        _base_root_gone(engine, base.version)
+    elif not unchanged:
+        raise LakehouseNotFoundError(
+            f"the root of version {base.version}, which this commit builds on, is another "
+            f"file now: {engine.storage.url} holds another lakehouse (it was removed or "
+            "replaced while open: open it again); nothing was committed"
+        )
+
+
+def _base_root_gone(engine: Engine, version: int) -> None:
+    """The root of `version`, the base of a commit, is gone. Fine when later versions
+    exist (expiration removed it after others committed: the commit loses its race and
+    moves onto the latest, as usual); otherwise the lakehouse this process remembers was
+    removed, or replaced inside the same directory (a lakehouse created again there), and
+    a root built on the remembered tree would make the one there now unreadable."""
+    try:
+        latest = engine.roots.latest_from_markers()
+    except LakehouseNotFoundError:
+        latest = None
+    if latest is not None and latest > version:
+        return
+    now = "holds no version" if latest is None else f"says its latest version is {latest}"
+    raise LakehouseNotFoundError(
+        f"the root of version {version}, which this commit builds on, is gone and "
+        f"{engine.storage.url} {now}: the lakehouse was removed or replaced while open "
+        "(open it again); nothing was committed"
+    )
