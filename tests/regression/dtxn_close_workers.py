@@ -54,3 +54,17 @@ def save_paused_before_the_write(url: str, options: dict, txn_id: str, signals: 
         out.put(("ok", None))
     except Exception as exc:  # reported to the test
         out.put((type(exc).__name__, str(exc)))
+
+
+def commit_dying_before_the_root(url: str, options: dict, txn_id: str, out) -> None:
+    """Load `txn_id` and commit it, and die (os._exit) right before creating the root:
+    the closing claim stays, the commit never lands."""
+
+    def die(self, version, data, *flush):
+        out.put(("died", version))
+        time.sleep(0.5)  # the queue's feeder thread sends the message
+        os._exit(3)
+
+    RootStore.create = die  # this process only
+    txn = Lakehouse.open(url, storage_options=options).load_distributed(txn_id)
+    txn.commit()

@@ -81,7 +81,13 @@ from trinityfs.lifecycle.dtxn_checks import (
     special_file,
     staged_definition_problem,
 )
-from trinityfs.lifecycle.dtxn_close import BEGAN_ROW, COMMITTED_ROW, Closing, began
+from trinityfs.lifecycle.dtxn_close import (
+    BEGAN_ROW,
+    COMMITTED_ROW,
+    Closing,
+    began,
+    stale_claim_advice,
+)
 from trinityfs.lifecycle.dtxn_files import (
     CLAIM_SUFFIX,
     DEPENDENCIES_ROW,
@@ -201,12 +207,12 @@ class DistributedTxn(Closing):
             raise TransactionNotFoundError(
                 f"distributed transaction {self.id} was committed or aborted meanwhile"
             )
-        self._check_not_closing("saved")
+        self._check_not_closing("saved", roots_checked=False)
         storage.write(self.location, encode_transaction_def(tdef))
         if storage.exists(self.claim):
             # closed meanwhile: our write may have brought back a removed file
             storage.delete(self.location)
-            self._check_not_closing("saved")
+            self._check_not_closing("saved", roots_checked=False)
         self.tdef = tdef
         self._present.update(self.files)
         self.files.clear()  # stored now; reads fall back to storage
@@ -367,6 +373,9 @@ def load(engine: Engine, txn_id: str) -> DistributedTxn:
         raise TransactionClosedError(
             f"distributed transaction {txn_id} is being (or was) committed or aborted by "
             "another process"
+            + stale_claim_advice(
+                engine, txn_id, engine.snapshot().lakehouse_def, "loaded", roots_checked=False
+            )
         )
     check_known(tdef, location)
     now = now_millis()

@@ -24,7 +24,7 @@ from trinityfs.errors import (
     VersionNotFoundError,
 )
 from trinityfs.format.paths import transaction_location
-from trinityfs.format.trinitylake_pb2 import TransactionDef
+from trinityfs.format.trinitylake_pb2 import LakehouseDef, TransactionDef
 from trinityfs.lifecycle.dtxn_files import (
     CLAIM_SUFFIX,
     claim_location,
@@ -33,7 +33,8 @@ from trinityfs.lifecycle.dtxn_files import (
     lifetime_bound,
 )
 from trinityfs.storage.settle import create_settled, forget_unsettled, settle, unsettled
-from trinityfs.txn.engine import now_millis
+from trinityfs.txn.backoff import commit_window_millis
+from trinityfs.txn.engine import Engine, now_millis
 from trinityfs.txn.publish import UNDOES_ROW
 from trinityfs.txn.transaction import Transaction
 
@@ -53,6 +54,49 @@ def began(tdef: TransactionDef) -> str:
     return f"{tdef.began_at_millis} {tdef.beginning_root_node_file_path}"
 
 
+#: a closing claim older than the commit window plus this (two machines' clocks may
+#: differ) was made by a commit that would have given up by now, or by a process that
+#: stopped: `stale_claim_advice` says how to clear it
+CLAIM_SKEW_MARGIN_MILLIS = 60_000
+
+
+def stale_claim_advice(
+    engine: Engine, txn_id: str, ldef: LakehouseDef, what: str, *, roots_checked: bool = True
+) -> str:
+    """For the error of a transaction whose closing claim another process holds: when
+    that claim is older than any commit may take (`commit_window_millis`, plus
+    CLAIM_SKEW_MARGIN_MILLIS), a sentence naming the claim, its age and how to clear it;
+    else "". `roots_checked`: the caller found no version naming the transaction.
+    A claim is never taken over: a committer paused between its last check and
+    the create of its root may still land it (docs/FORMAT-CHOICES.md "Closing a
+    distributed transaction")."""
+    location = claim_location(txn_id)
+    try:
+        claim = decode_transaction_def(
+            engine.storage.read(location), location, lifetime_bound(ldef)
+        )
+    except StorageFileNotFoundError:
+        return ""  # released meanwhile: trying again may succeed
+    except CorruptFileError:
+        return f" (its closing claim {engine.storage.url_of(location)} is unreadable)"
+    age = now_millis() - claim.began_at_millis
+    window = commit_window_millis(ldef)
+    if age <= window + CLAIM_SKEW_MARGIN_MILLIS:
+        return ""
+    landed = (
+        "and no version names the transaction: the process that made it probably stopped "
+        "before its commit landed"
+        if roots_checked
+        else "so the process that made it probably stopped"
+    )
+    return (
+        f". Its closing claim {engine.storage.url_of(location)} was made {age // 1000} s "
+        f"ago, longer than a commit may take ({window // 1000} s), {landed}. Once no "
+        "process can still be committing or aborting it, remove that file and it can be "
+        f"{what} again (expiration removes it after its grace period)"
+    )
+
+
 class Closing(Transaction):
     """The closing side of `DistributedTxn` (its base class): claim, commit found, abort."""
 
@@ -70,12 +114,16 @@ class Closing(Transaction):
     def claim(self) -> str:
         return claim_location(self.tdef.id)
 
-    def _check_not_closing(self, what: str) -> None:
-        """TransactionClosedError when another process claimed to close it."""
+    def _check_not_closing(self, what: str, *, roots_checked: bool = True) -> None:
+        """TransactionClosedError when another process claimed to close it
+        (`roots_checked`: no version names this transaction, checked by the caller)."""
         if self.engine.storage.exists(self.claim):
             raise TransactionClosedError(
                 f"distributed transaction {self.id} is being (or was) committed or aborted by "
                 f"another process; it cannot be {what}"
+                + stale_claim_advice(
+                    self.engine, self.id, self.base.lakehouse_def, what, roots_checked=roots_checked
+                )
             )
 
     def _take_claim(self) -> bool:
@@ -236,6 +284,9 @@ class Closing(Transaction):
                     raise TransactionClosedError(
                         f"distributed transaction {self.id} is being committed by another "
                         "process; it cannot be aborted now (abort again to learn the outcome)"
+                        + stale_claim_advice(
+                            self.engine, self.id, self.base.lakehouse_def, "aborted"
+                        )
                     )
                 return  # aborted elsewhere
             raise TransactionClosedError(

@@ -57,6 +57,13 @@ def lifetime_bound(ldef: LakehouseDef | None) -> int:
 CLAIM_SUFFIX = "~closing"
 
 
+def is_claim(txn_id: str) -> bool:
+    """Whether the transaction file of id `txn_id` (`txn-<id>.binpb`) is a closing claim,
+    not a transaction: fsck and expiration can tell them apart (a claim is born expired
+    and kept, with its base, for the grace period; it is no transaction to report)."""
+    return txn_id.endswith(CLAIM_SUFFIX)
+
+
 def canonical_id(txn_id: str, *, new: bool = False) -> str:
     """A transaction id in Unicode NFC (ids that print the same name one transaction).
     A `new` id must already be NFC: InvalidNameError names the spelling to use."""
