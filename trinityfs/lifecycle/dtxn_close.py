@@ -248,7 +248,9 @@ class Closing(Transaction):
         with self.lock:
             if self.committed_version is not None:
                 self._remove_stored(self.committed_version)  # a leftover, if any
-            super().abort()  # TransactionClosedError once committed
+                super().abort()  # TransactionClosedError (unless an exception propagates)
+                return
+            super().abort()
             storage = self.engine.storage
             for _ in range(3):
                 if self._take_claim():
