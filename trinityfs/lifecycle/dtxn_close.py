@@ -248,9 +248,7 @@ class Closing(Transaction):
         with self.lock:
             if self.committed_version is not None:
                 self._remove_stored(self.committed_version)  # a leftover, if any
-                super().abort()  # TransactionClosedError (unless an exception propagates)
-                return
-            super().abort()
+            super().abort()  # TransactionClosedError once committed
             storage = self.engine.storage
             for _ in range(3):
                 if self._take_claim():

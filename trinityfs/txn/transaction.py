@@ -10,7 +10,6 @@ root or raises a CommitConflictError naming the key and the winning version.
 from __future__ import annotations
 
 import logging
-import sys
 import time
 from collections.abc import Callable
 from time import sleep as _sleep
@@ -103,26 +102,13 @@ class Transaction(Staged):
 
         A transaction whose commit landed cannot be aborted: TransactionClosedError
         names its version (also when the commit raised after landing, and when a commit
-        of unknown outcome is settled here and turns out to have landed). Called while
-        an exception propagates (cleanup in an except block or a `with` block's exit),
-        it does not replace that exception: it logs that the version stays committed.
-        Aborting an aborted transaction, or one whose commit did not land, changes
-        nothing.
+        of unknown outcome is settled here and turns out to have landed). Aborting an
+        aborted transaction, or one whose commit did not land, changes nothing.
         """
         with self.lock:
             if self._unsettled is not None:
                 self._check_open()
             if self.committed_version is not None:
-                if sys.exc_info()[1] is not None:
-                    # cleanup while an exception propagates (an except block, a `with`
-                    # block's exit): that exception is what the caller learns, never
-                    # replaced; nothing is aborted and nothing is acknowledged
-                    log.warning(
-                        "abort() while %s propagates: version %d stays committed",
-                        type(sys.exc_info()[1]).__name__,
-                        self.committed_version,
-                    )
-                    return
                 raise TransactionClosedError(
                     f"the transaction was committed as version {self.committed_version}; "
                     "it cannot be aborted"
