@@ -428,6 +428,11 @@ class BulkLoad:
         nothing is deleted (FORMAT.md: never delete files of an unknown outcome).
         """
         if self.closed:
+            if self.committed_version is not None:
+                raise TransactionClosedError(
+                    f"the bulk load was committed as version {self.committed_version}; "
+                    "it cannot be aborted"
+                )
             return
         if self._unsettled is not None:
             landed = self._settle()

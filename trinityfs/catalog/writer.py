@@ -145,8 +145,9 @@ class CatalogTransaction(CatalogReader):
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None:
             self.commit()
-        else:
-            self.abort()
+        elif self.txn.committed_version is None:
+            self.abort()  # settles a commit of unknown outcome: raises if it landed
+        # committed inside the block: it stays committed and the exception propagates
 
     def commit(self) -> int:
         """Commit; returns the new version (the base version when nothing changed)."""
