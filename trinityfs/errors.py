@@ -47,6 +47,10 @@ class InvalidNameError(TrinityError, ValueError):
     """A name breaks a naming rule; the message names the rule."""
 
 
+class NameTooLongError(InvalidNameError):
+    """A name longer than its maximum (bytes of UTF-8): ENAMETOOLONG at errno front ends."""
+
+
 class InvalidArgumentError(TrinityError, ValueError):
     """A definition, option or argument is not acceptable; the message says why."""
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from trinityfs.errors import InvalidArgumentError, InvalidNameError
+from trinityfs.errors import InvalidArgumentError, InvalidNameError, NameTooLongError
 
 _FORBIDDEN = re.compile(r"[\x00-\x20\x7f]")
 _SHOWN_CHARS = 60
@@ -58,7 +58,7 @@ def validate_name(name: str, max_bytes: int, kind: str = "object") -> str:
             f"invalid {noun} {_show(name)}: contains {what}, which names may not contain"
         )
     if size > max_bytes:
-        raise InvalidNameError(
+        raise NameTooLongError(
             f"invalid {noun} {_show(name)}: is {size} bytes in UTF-8, "
             f"more than the maximum of {max_bytes} bytes"
         )

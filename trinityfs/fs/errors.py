@@ -10,6 +10,7 @@ uses `to_os_error` / `translate`, so a given failure always gets the same errno:
 | AlreadyExistsError                        | FileExistsError                   | EEXIST    |
 | ReadOnlyError                             | PermissionError                   | EROFS     |
 | InvalidNameError, InvalidArgumentError    | InvalidRequest (a ValueError)     | EINVAL    |
+|   ... a name over its maximum length      | NameTooLong (OSError, ValueError) | ENAMETOOLONG |
 |   ... an invalid name while only looking  | FileNotFoundError                 | ENOENT    |
 | NamespaceNotEmptyError                    | OSError                           | ENOTEMPTY |
 | CommitConflictError                       | CommitConflict (an OSError)       | EBUSY     |
@@ -37,6 +38,7 @@ from trinityfs.errors import (
     InvalidArgumentError,
     InvalidNameError,
     NamespaceNotEmptyError,
+    NameTooLongError,
     NotFoundError,
     ReadOnlyError,
     StorageFileNotFoundError,
@@ -58,6 +60,12 @@ class InvalidRequest(ValueError):
         super().__init__(message)
         self.strerror = message
         self.filename = filename
+
+
+class NameTooLong(OSError, ValueError):
+    """A name over the lakehouse's maximum length: errno ENAMETOOLONG, what shells and tools
+    say for a name over a file system's limit ("File name too long"); still a ValueError,
+    as every refused name is."""
 
 
 class CommitConflict(OSError):
@@ -168,6 +176,12 @@ def to_os_error(
         return _os_error(PermissionError, errno.EROFS, message, path)
     if isinstance(exc, InvalidNameError) and lookup:
         return _os_error(FileNotFoundError, errno.ENOENT, message, path)
+    if isinstance(exc, NameTooLongError):
+        return (
+            NameTooLong(errno.ENAMETOOLONG, message, path)
+            if path
+            else NameTooLong(errno.ENAMETOOLONG, message)
+        )
     if isinstance(exc, InvalidNameError | InvalidArgumentError | TransactionClosedError):
         return InvalidRequest(f"{path}: {message}" if path else message, path)
     if isinstance(exc, NamespaceNotEmptyError):
@@ -240,6 +254,7 @@ def message_of(exc: BaseException) -> str:
 __all__ = [
     "CommitConflict",
     "InvalidRequest",
+    "NameTooLong",
     "errno_of",
     "exists",
     "is_a_directory",
