@@ -139,6 +139,7 @@ from trinityfs.format.keys import KEY_CREATED_AT_MILLIS
 from trinityfs.format.paths import OLDEST_VERSION, parse_root_node_file
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.lifecycle.dtxn import lifetime_bound
+from trinityfs.lifecycle.dtxn_files import is_claim
 from trinityfs.lifecycle.gc import (
     LiveSet,
     delete_all,
@@ -350,7 +351,9 @@ def expire(
     readable = max(keep_from, previous_oldest)
     why = kept_by if readable == keep_from else "marker"
     report = ExpireReport(dry_run, latest, previous_oldest, readable, why, policy, cutoff)
-    report.live_transactions = sorted(t.tdef.id for t in live_txns if t.tdef is not None)
+    report.live_transactions = sorted(
+        t.tdef.id for t in live_txns if t.tdef is not None and not is_claim(t.tdef.id)
+    )
     report.marker_problems = [f"{loc}: {msg}" for _sev, loc, msg in markers.problems]
     report.future_stamp = future_stamp(created, previous_oldest, latest, now)
     if report.future_stamp is not None:

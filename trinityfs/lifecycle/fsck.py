@@ -46,8 +46,10 @@ from trinityfs.format.keys import (
 )
 from trinityfs.format.nodefile import NodeFile
 from trinityfs.format.paths import parse_root_node_file, root_node_file
-from trinityfs.format.trinitylake_pb2 import LakehouseDef
+from trinityfs.format.trinitylake_pb2 import LakehouseDef, TransactionDef
 from trinityfs.lifecycle.dtxn import lifetime_bound
+from trinityfs.lifecycle.dtxn_close import CLAIM_SKEW_MARGIN_MILLIS
+from trinityfs.lifecycle.dtxn_files import is_claim
 from trinityfs.lifecycle.fsck_checks import (
     add_keys_of,
     check_definitions,
@@ -68,6 +70,7 @@ from trinityfs.lifecycle.mark import DEFAULT_THREADS, Marker
 from trinityfs.lifecycle.markers import assess, latest_by_listing, oldest_marker_damaged
 from trinityfs.lifecycle.stamps import future_stamp
 from trinityfs.tree import NodeStore
+from trinityfs.txn.backoff import commit_window_millis
 from trinityfs.txn.engine import Engine, now_millis
 
 
@@ -193,6 +196,10 @@ def _fsck(engine: Engine, report: FsckReport, threads: int) -> None:
             continue
         entry["id"] = txn.tdef.id
         entry["expire_at_millis"] = txn.tdef.expire_at_millis
+        if is_claim(txn.tdef.id):  # a closing claim, no transaction: born expired
+            entry["state"] = "claim"
+            _check_claim_age(txn.tdef, txn.file.location, latest_ldef, now, report)
+            continue
         if txn.tdef.expire_at_millis <= now:
             entry["state"] = "expired"
             report.warn(
@@ -257,3 +264,22 @@ def _fsck(engine: Engine, report: FsckReport, threads: int) -> None:
 
 
 __all__ = ["FsckProblem", "FsckReport", "fsck"]
+
+
+def _check_claim_age(
+    claim: TransactionDef, location: str, ldef: LakehouseDef | None, now: int, report: FsckReport
+) -> None:
+    """A closing claim older than any commit may take: the process closing that
+    transaction stopped, and the transaction stays blocked until the claim goes."""
+    window = commit_window_millis(ldef) if ldef is not None else 0
+    age = now - claim.began_at_millis
+    if ldef is None or age <= window + CLAIM_SKEW_MARGIN_MILLIS:
+        return
+    report.warn(
+        "transaction",
+        location,
+        f"closing claim {claim.id} was made {age // 1000} s ago, longer than a commit may "
+        f"take ({window // 1000} s): the process closing that transaction probably "
+        "stopped. Once no process can still be closing it, remove this file (expiration "
+        "removes it after its grace period)",
+    )
