@@ -97,6 +97,23 @@ def test_a_path_longer_than_a_file_name(tmp_path, monkeypatch) -> None:
     assert list(temp.iterdir()) == []
 
 
+def test_a_path_of_multibyte_names(tmp_path, monkeypatch) -> None:
+    """The prefix was capped at 60 characters, not bytes: 60 four-byte characters and the
+    rest of the name came to 264 bytes, over the 255 a file name may have (review)."""
+    root = str(tmp_path / "lake")
+    lake = Lakehouse.create(root, namespace_name_max_size_bytes=200, table_name_max_size_bytes=200)
+    lake.create_namespace("\U0001f600" * 50)
+    lake.create_table("\U0001f600" * 50, "\U0001f600" * 10)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.setenv("EDITOR", "true")
+    monkeypatch.delenv("VISUAL", raising=False)
+    result = run(root, "edit", f"/{chr(0x1F600) * 50}/{chr(0x1F600) * 10}")
+    assert result.status == 0 and result.out.endswith(": no change\n"), result.err
+    assert list(temp.iterdir()) == []
+
+
 def _interrupted_edit(root: str, tmp_path: Path, code: str) -> subprocess.CompletedProcess:
     temp = tmp_path / "temp"
     temp.mkdir(exist_ok=True)

@@ -3,7 +3,8 @@ the lakehouse under the working directory (./data/lake): fsspec reads a file URL
 as the first path segment. `file://localhost/x`, which RFC 8089 defines as /x, became
 ./localhost/x, while the location policy (catalog/locations.py) reads it as /x. Now a
 file URL is read as RFC 8089 says: localhost or no host is this machine, another host
-is InvalidArgumentError naming it; `file://` alone and a NUL in the URL are refused."""
+is InvalidArgumentError naming it; `file://` alone and a NUL in the URL are refused.
+fsspec's `local://` is read the same way (found in the session's review)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ from trinityfs.catalog.lakehouse import Lakehouse
 from trinityfs.errors import InvalidArgumentError
 
 
-def test_a_host_is_refused_and_nothing_is_made(tmp_path, monkeypatch):
+@pytest.mark.parametrize("scheme", ["file", "local"])
+def test_a_host_is_refused_and_nothing_is_made(tmp_path, monkeypatch, scheme):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(InvalidArgumentError, match="host 'data'"):
-        Lakehouse.create("file://data/lake")
+        Lakehouse.create(f"{scheme}://data/lake")
     assert os.listdir(tmp_path) == []
 
 

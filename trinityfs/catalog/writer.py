@@ -145,9 +145,16 @@ class CatalogTransaction(CatalogReader):
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None:
             self.commit()
-        elif self.txn.committed_version is None:
-            self.abort()  # settles a commit of unknown outcome: raises if it landed
-        # committed inside the block: it stays committed and the exception propagates
+        else:
+            self.discard()
+
+    def discard(self) -> None:
+        """Clean-up after a failure: abort unless the commit landed. A commit that
+        landed and then raised (Ctrl-C in its late check, an undo that failed) stands,
+        and the caller's exception propagates; `abort()` would raise instead. A commit
+        of unknown outcome is settled by the abort: TransactionClosedError if it landed."""
+        if self.txn.committed_version is None:
+            self.abort()
 
     def commit(self) -> int:
         """Commit; returns the new version (the base version when nothing changed)."""
@@ -157,6 +164,7 @@ class CatalogTransaction(CatalogReader):
         return version
 
     def abort(self) -> None:
+        """Forget every change; TransactionClosedError after a commit that landed."""
         self.txn.abort()
 
     # -- helpers --------------------------------------------------------------------

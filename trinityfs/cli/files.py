@@ -185,7 +185,8 @@ def cmd_edit(ctx: Context, args: argparse.Namespace) -> int:
     original = fs.cat_file(path) if info is not None else EDIT_TEMPLATE
     base = info["version"] if info is not None else None
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    prefix = "trinityfs-" + path.strip("/").replace("/", ".")[:60] + "-"
+    label = path.strip("/").replace("/", ".").encode()[:60].decode("utf-8", "ignore")
+    prefix = "trinityfs-" + label + "-"  # 60 bytes: the file name stays under 255
     fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".json")
     edited: bytes | None = None  # the text, once read back: kept when it is an edit
     try:

@@ -371,7 +371,7 @@ class FileOpsMixin:
                     return None
                 version = txn.commit()
             except BaseException:
-                txn.abort()
+                txn.discard()  # a commit that landed stands; its exception propagates
                 raise
         self._invalidate_latest()
         log.info("version %d: %s", version, what)

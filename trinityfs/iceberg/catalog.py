@@ -305,7 +305,7 @@ class TrinityCatalog(TablesMixin, TableFilesMixin, NamespaceMixin, MetastoreCata
                 result = change(txn)
                 self.last_committed_version = txn.commit()
             except BaseException:
-                txn.abort()
+                txn.discard()  # a commit that landed stands; its exception propagates
                 raise
             return result
 

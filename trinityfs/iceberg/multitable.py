@@ -102,7 +102,9 @@ class MultiTableTransaction:
         except BaseException as exc:
             # files are removed only when the commit is known not to have landed: after
             # an unknown outcome (or an interrupt) the tables may name them already
-            if isinstance(exc, Exception) and not isinstance(exc, UNKNOWN_OUTCOME):
+            # (a commit that landed and then raised, e.g. an undo that failed, names them)
+            landed = txn.txn.committed_version is not None
+            if isinstance(exc, Exception) and not isinstance(exc, UNKNOWN_OUTCOME) and not landed:
                 self._cleanup()
             raise
         finally:

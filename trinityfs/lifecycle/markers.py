@@ -18,7 +18,7 @@ from trinityfs.errors import StorageFileNotFoundError, TrinityError
 from trinityfs.format.paths import LATEST_HINT, OLDEST_VERSION
 from trinityfs.lifecycle.inventory import Inventory
 from trinityfs.storage import Storage
-from trinityfs.txn.roots import parse_marker
+from trinityfs.txn.roots import parse_marker, written_before_its_root
 
 
 @dataclass
@@ -139,11 +139,6 @@ def assess(storage: Storage, inventory: Inventory, latest: int) -> MarkerState:
     return state
 
 
-#: seconds a marker must be older than the root it names to count as written before it
-#: (mtimes of one store; object stores keep whole seconds)
-OUTRUN_SLACK_SECONDS = 2.0
-
-
 def _written_before_its_root(inventory: Inventory, marker: int) -> bool:
     """Whether `_oldest_version.txt` (saying `marker`) is older than root `marker`.
     Expiration writes the marker naming a root that exists, so a marker older than its
@@ -152,9 +147,9 @@ def _written_before_its_root(inventory: Inventory, marker: int) -> bool:
     every older version for expired and expiration delete them whatever the policy."""
     entry = inventory.entries.get(OLDEST_VERSION)
     root = inventory.roots().get(marker)
-    if entry is None or root is None or entry.mtime is None or root.mtime is None:
+    if entry is None or root is None:
         return False
-    return root.mtime - entry.mtime > OUTRUN_SLACK_SECONDS
+    return written_before_its_root(entry.mtime, root.mtime)
 
 
 #: what `_read` returns for a marker that is a link, a directory or a FIFO

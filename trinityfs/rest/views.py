@@ -117,7 +117,7 @@ class ViewService:
                 change(txn)
                 txn.commit()
             except BaseException:
-                txn.abort()
+                txn.discard()  # a commit that landed stands; its exception propagates
                 raise
 
     # -- endpoints ------------------------------------------------------------------

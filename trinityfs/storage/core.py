@@ -464,19 +464,21 @@ def _is_temporary(loc: str) -> bool:
 
 
 def _local_path_of(url: str) -> str:
-    """A `file://` URL as RFC 8089 reads it: `file:///x` and `file://localhost/x` are /x;
-    another host is refused (fsspec would read `file://data/lake` as the relative path
-    data/lake, so a missing slash put a lakehouse under the working directory)."""
-    if not url.startswith("file://"):
+    """A `file://` (or fsspec's `local://`) URL as RFC 8089 reads it: `file:///x` and
+    `file://localhost/x` are /x; another host is refused (fsspec would read
+    `file://data/lake` as the relative path data/lake, so a missing slash put a
+    lakehouse under the working directory)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme not in ("file", "local"):
         return url
-    host, slash, path = url[len("file://") :].partition("/")
+    host, slash, path = rest.partition("/")
     if host not in ("", "localhost"):
         raise InvalidArgumentError(
-            f"file URL {url!r} names the host {host!r}: use file:///{host}/{path} or "
+            f"{scheme} URL {url!r} names the host {host!r}: use {scheme}:///{host}/{path} or "
             "a plain path for a local directory"
         )
     if not slash:
-        raise InvalidArgumentError(f"file URL {url!r} names no directory")
+        raise InvalidArgumentError(f"{scheme} URL {url!r} names no directory")
     return slash + path
 
 
