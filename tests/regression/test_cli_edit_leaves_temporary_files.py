@@ -131,7 +131,15 @@ def _interrupted_edit(root: str, tmp_path: Path, code: str) -> subprocess.Comple
         capture_output=True,
         text=True,
         timeout=60,
+        preexec_fn=_default_sigint,
     )
+
+
+def _default_sigint() -> None:
+    """In the child: SIGINT's default disposition, as a shell gives a command. A test run
+    started in the background (`cmd &` in a script ignores SIGINT, and children inherit
+    that) would otherwise make the CLI ignore the editor's Ctrl-C and commit the edit."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGINT"), reason="POSIX signals")

@@ -40,9 +40,13 @@ class FileOpsMixin:
     @_fuse_op(lookup=True)
     def open(self, path: str, flags: int) -> int:
         # reading: the cached latest snapshot, the one getattr showed (what a tool stat()s
-        # is what it reads); writing: the latest, probed now, which the commit builds on
+        # is what it reads). Writing an existing table: its commit is based on that same
+        # snapshot when it holds the table, so a change made since (another process's,
+        # within latest_ttl) is a conflict, not overwritten by content read before it
+        # (read-modify-write: `vim -c wq` right after an API replace lost the replace).
         mode = flags & os.O_ACCMODE
         view = self._view(path)
+        shown = view.snapshot
         tp = view.tp
         if tp.name is None or tp.extra or view.snapshot is None:
             if tp.extra:
@@ -78,6 +82,9 @@ class FileOpsMixin:
                     handle.truncated = True
                 return self._new_fh(handle)
         snap = view.snapshot
+        older = mode != os.O_RDONLY and shown is not None and shown.version < snap.version
+        if older and self._locate(shown, tp.namespace, tp.name) is not None:
+            snap = shown
         found = self._locate(snap, tp.namespace, tp.name)
         if found is None:
             fresh = self._refresh(view)
