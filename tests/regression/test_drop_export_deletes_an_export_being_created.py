@@ -31,7 +31,8 @@ from trinityfs.lifecycle import exports
 # The dropping process. Options (JSON on argv): "gate" = wait for that file before the
 # first delete of an export file (after drop_export decided what to delete) and create
 # "<gate>.waiting" when there; "ahead_minutes" = the process's wall clock runs that far
-# ahead (every file looks that much older to it: a creator paused that long).
+# ahead (every file looks that much older to it: a creator paused that long; the store's
+# clock is taken to agree, or expiration's skew check would read it as a clock ahead).
 DROPPER = r"""
 import json, os, sys, time
 opts = json.loads(sys.argv[1])
@@ -44,6 +45,8 @@ if opts.get("ahead_minutes"):
 from trinityfs import Lakehouse
 from trinityfs.errors import TrinityError
 from trinityfs.storage import Storage
+if opts.get("ahead_minutes"):  # a pause, not a skew: the store's clock agrees with ours
+    Storage.clock_ahead_millis = lambda self: 0
 gate = opts.get("gate")
 if gate:
     real_delete = Storage.delete

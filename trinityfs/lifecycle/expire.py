@@ -151,7 +151,7 @@ from trinityfs.lifecycle.gc import (
 from trinityfs.lifecycle.inventory import ROOT, Inventory, StoredFile
 from trinityfs.lifecycle.mark import DEFAULT_THREADS
 from trinityfs.lifecycle.markers import MarkerState, assess
-from trinityfs.lifecycle.stamps import FutureStamp, first_holding, future_stamp
+from trinityfs.lifecycle.stamps import FutureStamp, clock_ahead, first_holding, future_stamp
 from trinityfs.txn.backoff import commit_window_millis
 from trinityfs.txn.engine import Engine, now_millis
 
@@ -309,7 +309,7 @@ def expire(
     latest = roots.latest_version()  # probed: the roots decide, markers only start it
     latest_ldef = engine.snapshot(latest).lakehouse_def
     policy = RetentionPolicy.of(latest_ldef, max_age_millis, min_versions, grace_millis)
-    cutoff = now - policy.grace_millis - policy.margin_millis
+    cutoff = now - policy.grace_millis - policy.margin_millis - clock_ahead(storage, dry_run)
 
     phases: dict[str, float] = {}
     clock = [started]  # "list" includes finding the latest version

@@ -32,6 +32,7 @@ from trinityfs.format.paths import OLDEST_VERSION, export_root_location, full_ex
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.lifecycle.expire import RetentionPolicy
 from trinityfs.lifecycle.inventory import COLLECTABLE, MARKER, ROOT, Inventory, StoredFile
+from trinityfs.lifecycle.stamps import clock_ahead
 from trinityfs.storage.settle import create_settled
 from trinityfs.txn.conflicts import LAKEHOUSE_DEF_KEY
 from trinityfs.txn.engine import Engine, now_millis
@@ -175,7 +176,8 @@ def _in_flight_cutoff(engine: Engine) -> tuple[int, int]:
     plus its margin for clock skew)."""
     policy = RetentionPolicy.of(engine.snapshot().lakehouse_def, grace_millis=0)
     window = policy.grace_millis + policy.margin_millis
-    return window, now_millis() - window
+    # mtimes are the store's: a clock ahead of it would take young files for old
+    return window, now_millis() - window - clock_ahead(engine.storage, dry_run=False)
 
 
 def _spared_note(what: str, young: int, window: int) -> str:

@@ -7,12 +7,21 @@ expiration by age keeps them until this clock passes the stamp: storage grows, q
 Expiration never guesses another age for them (deleting on a guess is not undoable);
 it and fsck say which version is stamped how far ahead (docs/FORMAT-CHOICES.md,
 "Versions stamped in the future").
+
+The other way round, an expiring process whose clock runs ahead of the store's would see
+the writers' young files (stamped by the store) as old: `clock_ahead` measures it on the
+store and expiration moves its cutoff back by as much.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from trinityfs.storage import Storage
+
+log = logging.getLogger(__name__)
 
 #: a stamp this far after this clock's now is "in the future" (the same minute time
 #: travel allows, trinityfs/catalog/versions.py CLOCK_SKEW_MILLIS)
@@ -90,3 +99,18 @@ def _span(millis: int) -> str:
         if millis >= size:
             return f"{millis / size:.1f}{unit}"
     return f"{millis}ms"
+
+
+def clock_ahead(storage: Storage, dry_run: bool) -> int:
+    """How far this clock runs ahead of the store's (`Storage.clock_ahead_millis`); a dry
+    run writes nothing, so it trusts this clock (its report may spare less)."""
+    if dry_run:
+        return 0
+    ahead = storage.clock_ahead_millis()
+    if ahead > 1000:
+        log.warning(
+            "this clock runs %.1f s ahead of the store's: expiration's cutoff moves back by as "
+            "much, so files the writers made within the grace period stay",
+            ahead / 1000,
+        )
+    return ahead

@@ -140,6 +140,11 @@ _ALIASES = {
 _LISTS_ITS_VALUES = {"verify", "partitionoverwritemode"}
 
 
+#: the snapshot summary property naming the Spark job that wrote a snapshot: how an abort
+#: after a commit of unknown outcome tells whether that commit landed (spark/write.py)
+JOB_ID = "trinitylake.spark.job-id"
+
+
 def _fail(name: str, why: str) -> InvalidArgumentError:
     return InvalidArgumentError(f"trinitylake option {name!r}: {why}")
 
@@ -359,6 +364,8 @@ def parse_options(options: Mapping[str, Any], operation: str) -> SourceOptions:
     if "snapshot-properties" in opts:
         props = _json_object("snapshot-properties", opts["snapshot-properties"])
         out.snapshot_properties = {str(k): str(v) for k, v in props.items()}
+        if JOB_ID in out.snapshot_properties:
+            raise _fail("snapshot-properties", f"{JOB_ID!r} is reserved: it names the job")
     if operation == WRITE and out.ident is None:
         raise _fail("path", "save('namespace.table'): the table to write is missing")
     return out

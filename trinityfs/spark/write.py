@@ -29,7 +29,7 @@ from pyspark.sql.types import StructType
 
 from trinityfs.errors import InvalidArgumentError
 from trinityfs.spark.errors import TrinityLakeWriteConflict, spark_errors
-from trinityfs.spark.options import SourceOptions
+from trinityfs.spark.options import JOB_ID, SourceOptions
 from trinityfs.spark.read import open_catalog
 from trinityfs.spark.rules import (
     bound_filter,
@@ -47,7 +47,6 @@ log = logging.getLogger(__name__)
 ABORT_MIN_SECONDS = 5.0
 ABORT_QUIET_SECONDS = 3.0
 ABORT_MAX_SECONDS = 30.0
-JOB_ID = "trinitylake.spark.job-id"  # snapshot summary property naming the job
 
 
 # -- writing ------------------------------------------------------------------------
@@ -413,7 +412,7 @@ class TableWriter(DataSourceArrowWriter):
         dtxn = None
         if self.transaction:
             catalog, dtxn = _staging_catalog(catalog, self.transaction)
-        props = {JOB_ID: self.job_id, **self.snapshot_properties}
+        props = {**self.snapshot_properties, JOB_ID: self.job_id}  # the job's own id wins
         try:
             table = _existing_table(catalog, self.ident)
         except NoSuchIcebergTableError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -303,6 +304,27 @@ class Storage:
         self.stats.record("delete")
         with self._errors("delete", loc):
             self.backend.delete(loc)
+
+    def clock_ahead_millis(self) -> int:
+        """How far this process's clock runs ahead of the store's, in ms (0 when it does
+        not, or the store keeps no times): a probe file is written, its mtime read, and it
+        is deleted (three requests, counted as ``probe``). Expiration moves its cutoff back
+        by this, so a clock ahead of the writers' store never makes their young files look
+        old. Object stores keep whole seconds: up to 1 s is read as "ahead" (conservative)."""
+        loc = f"{PROBE_PREFIX}{uuid.uuid4().hex}"
+        try:
+            self.stats.record("probe")
+            before = time.time()
+            with self._errors("probe", loc):
+                self.backend.write(loc, b"clock\n", False)
+            self.stats.record("probe")
+            with self._errors("probe", loc):
+                stamp = self.backend.mtime(loc)
+        finally:
+            self.stats.record("probe")
+            with suppress(Exception):  # best effort: expiration sweeps leftover probes
+                self.backend.delete(loc)
+        return 0 if stamp is None else max(0, int((before - stamp) * 1000))
 
     # -- conditional-write probe -----------------------------------------------------------
 

@@ -179,7 +179,14 @@ class RootStore:
         return value
 
     def read_hint(self) -> int | None:
-        return self._read_marker(LATEST_HINT)
+        """The latest-version hint, or None: it is advisory, so one that cannot be read
+        (a store answering errors for that one file) is passed over, with a warning, and
+        the latest version is found from the oldest marker instead."""
+        try:
+            return self._read_marker(LATEST_HINT)
+        except StorageError as exc:
+            log.warning("ignoring %s, which could not be read: %s", LATEST_HINT, exc)
+            return None
 
     def hint_due(self, version: int) -> bool:
         """Whether the commit of `version` should write the hint (see the module doc)."""
