@@ -17,7 +17,7 @@ from trinityfs import Lakehouse
 from trinityfs.errors import StorageFileNotFoundError
 from trinityfs.format.paths import OLDEST_VERSION, root_node_file
 
-expire_module = importlib.import_module("trinityfs.lifecycle.expire")
+overlap_module = importlib.import_module("trinityfs.lifecycle.expire_overlap")
 
 HOLE = 30
 
@@ -50,7 +50,7 @@ def _contents(lake: Lakehouse, version: int) -> dict:
     ids=["by_age", "by_count"],
 )
 def test_lost_root_stops_expiration_before_it_sweeps(tmp_path, monkeypatch, policy) -> None:
-    monkeypatch.setattr(expire_module, "GONE_ROOT_WAITS", (0.01,), raising=False)
+    monkeypatch.setattr(overlap_module, "GONE_ROOT_WAITS", (0.01,))
     lake = _lake(tmp_path)
     latest = lake.latest_version()
     kept_from = 0 if policy["min_versions"] == 3 else latest - policy["min_versions"] + 1

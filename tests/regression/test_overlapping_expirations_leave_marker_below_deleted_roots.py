@@ -14,6 +14,7 @@ from trinityfs import Lakehouse
 from trinityfs.format.paths import OLDEST_VERSION, root_node_file
 
 expire_module = importlib.import_module("trinityfs.lifecycle.expire")
+overlap_module = importlib.import_module("trinityfs.lifecycle.expire_overlap")
 
 
 def _lake(tmp_path) -> Lakehouse:
@@ -42,7 +43,7 @@ def test_expiration_overtaken_by_a_more_aggressive_one(tmp_path, monkeypatch) ->
     before B writes its marker: B must neither move the marker back nor fail."""
     lake = _lake(tmp_path)
     latest = lake.latest_version()
-    real = expire_module._oldest_to_keep
+    real = expire_module.oldest_to_keep
     calls = []
 
     def overtaken(*args, **kwargs):
@@ -52,7 +53,7 @@ def test_expiration_overtaken_by_a_more_aggressive_one(tmp_path, monkeypatch) ->
             Lakehouse.open(lake.url).expire(max_age_millis=0, min_versions=2, grace_millis=0)
         return chosen
 
-    monkeypatch.setattr(expire_module, "_oldest_to_keep", overtaken)
+    monkeypatch.setattr(expire_module, "oldest_to_keep", overtaken)
     with expiring_later():
         lake.expire(max_age_millis=0, min_versions=10, grace_millis=0)  # B
     monkeypatch.undo()
@@ -122,7 +123,7 @@ def test_marker_written_after_a_faster_expiration_finished(tmp_path, monkeypatch
         with expiring_later():
             lake.expire(max_age_millis=0, min_versions=5, grace_millis=0)
     else:
-        expire_module._repair_marker_after(lake.engine, latest - 4)  # B kept latest - 4
+        overlap_module.repair_marker_after(lake.engine, latest - 4)  # B kept latest - 4
     monkeypatch.undo()
     assert overtaken == [str(latest - 4).encode()]
     marker = int(lake.storage.read(OLDEST_VERSION))

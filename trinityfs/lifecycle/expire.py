@@ -125,170 +125,30 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
-from trinityfs.errors import CorruptFileError, InvalidArgumentError, StorageFileNotFoundError
-from trinityfs.format.definitions import (
-    DEFAULT_VERSION_MAX_AGE_MILLIS,
-    DEFAULT_VERSION_MIN_TO_KEEP,
-    PROP_VERSION_MAX_AGE_MILLIS,
-    PROP_VERSION_MIN_TO_KEEP,
-)
-from trinityfs.format.keys import KEY_CREATED_AT_MILLIS
+from trinityfs.errors import CorruptFileError, StorageFileNotFoundError
 from trinityfs.format.paths import OLDEST_VERSION, parse_root_node_file
-from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.lifecycle.dtxn import lifetime_bound
 from trinityfs.lifecycle.dtxn_files import is_claim
+from trinityfs.lifecycle.expire_overlap import mark_kept, repair_marker_after, write_marker
 from trinityfs.lifecycle.gc import (
-    LiveSet,
     delete_all,
     find_unreachable,
-    mark_live,
     scan_transactions,
     sweep_garbage,
 )
-from trinityfs.lifecycle.inventory import ROOT, Inventory, StoredFile
+from trinityfs.lifecycle.inventory import Inventory
 from trinityfs.lifecycle.mark import DEFAULT_THREADS
-from trinityfs.lifecycle.markers import MarkerState, assess
-from trinityfs.lifecycle.stamps import FutureStamp, clock_ahead, first_holding, future_stamp
-from trinityfs.txn.backoff import commit_window_millis
+from trinityfs.lifecycle.markers import assess
+from trinityfs.lifecycle.retention import ExpireReport, RetentionPolicy, oldest_to_keep, stamps_of
+from trinityfs.lifecycle.stamps import clock_ahead, future_stamp
 from trinityfs.txn.engine import Engine, now_millis
 
 log = logging.getLogger(__name__)
 
-MAX_MARGIN_MILLIS = 60_000
 #: transaction files whose id starts with this are bulk-load leases
 #: (trinityfs/catalog/bulk.py): while one is live, nothing written since it began is swept
 BULK_LEASE_PREFIX = "bulk-"
-
-
-@dataclass(frozen=True)
-class RetentionPolicy:
-    max_age_millis: int
-    min_versions: int
-    grace_millis: int  # in effect: never below the floor
-    grace_floor_millis: int = 0  # the longest a commit may take (retry budget, txn TTL)
-
-    @property
-    def margin_millis(self) -> int:
-        """Allowance for clock skew and in-flight requests, on top of the grace."""
-        return min(MAX_MARGIN_MILLIS, self.grace_millis // 4)
-
-    @classmethod
-    def of(
-        cls,
-        ldef: LakehouseDef,
-        max_age_millis: int | None = None,
-        min_versions: int | None = None,
-        grace_millis: int | None = None,
-    ) -> RetentionPolicy:
-        """The LakehouseDef's settings, with the given overrides."""
-        props = ldef.properties
-        if max_age_millis is None:
-            max_age_millis = int(
-                props.get(PROP_VERSION_MAX_AGE_MILLIS, DEFAULT_VERSION_MAX_AGE_MILLIS)
-            )
-        if min_versions is None:
-            min_versions = int(props.get(PROP_VERSION_MIN_TO_KEEP, DEFAULT_VERSION_MIN_TO_KEEP))
-        if grace_millis is None:
-            grace_millis = ldef.txn_ttl_millis
-        for name, value, minimum in (
-            ("max_age_millis", max_age_millis, 0),
-            ("min_versions", min_versions, 1),
-            ("grace_millis", grace_millis, 0),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-                raise InvalidArgumentError(f"{name} must be an int >= {minimum}, got {value!r}")
-        # A commit in flight may have written its files up to this long ago.
-        floor = commit_window_millis(ldef)
-        return cls(max_age_millis, min_versions, max(grace_millis, floor), floor)
-
-
-@dataclass
-class ExpireReport:
-    """What an expiration removed (or, for a dry run, would remove)."""
-
-    dry_run: bool
-    latest_version: int
-    previous_oldest_version: int
-    oldest_version: int
-    kept_by: str  # which rule chose oldest_version
-    policy: RetentionPolicy
-    cutoff_millis: int
-    removed: list[StoredFile] = field(default_factory=list)
-    spared_young: list[StoredFile] = field(default_factory=list)
-    unknown_files: list[StoredFile] = field(default_factory=list)
-    live_transactions: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)  # referenced but absent (run fsck)
-    marker_problems: list[str] = field(default_factory=list)  # what the markers got wrong
-    future_stamp: FutureStamp | None = None  # a kept version stamped beyond this clock
-    marked: dict[str, int] = field(default_factory=dict)
-    requests: dict[str, int] = field(default_factory=dict)
-    phase_seconds: dict[str, float] = field(default_factory=dict)
-    elapsed_seconds: float = 0.0
-
-    @property
-    def expired_versions(self) -> int:
-        """Versions this run made unreadable (never negative: a true marker never
-        moves back, so `oldest_version` is never below `previous_oldest_version`)."""
-        return max(0, self.oldest_version - self.previous_oldest_version)
-
-    @property
-    def roots_removed(self) -> int:
-        return sum(1 for f in self.removed if f.kind == ROOT)
-
-    @property
-    def files_removed(self) -> int:
-        return len(self.removed)
-
-    @property
-    def bytes_removed(self) -> int:
-        return sum(f.size for f in self.removed)
-
-    def removed_by_kind(self) -> dict[str, dict[str, int]]:
-        out: dict[str, dict[str, int]] = {}
-        for f in self.removed:
-            entry = out.setdefault(f.kind, {"files": 0, "bytes": 0})
-            entry["files"] += 1
-            entry["bytes"] += f.size
-        return dict(sorted(out.items()))
-
-    def to_dict(self, *, files: bool = True) -> dict:
-        """JSON-ready form; `files=False` leaves out the per-file lists (counts stay)."""
-        out = {
-            "dry_run": self.dry_run,
-            "latest_version": self.latest_version,
-            "previous_oldest_version": self.previous_oldest_version,
-            "oldest_version": self.oldest_version,
-            "expired_versions": self.expired_versions,
-            "kept_by": self.kept_by,
-            "policy": {
-                "max_age_millis": self.policy.max_age_millis,
-                "min_versions": self.policy.min_versions,
-                "grace_millis": self.policy.grace_millis,
-                "grace_floor_millis": self.policy.grace_floor_millis,
-            },
-            "cutoff_millis": self.cutoff_millis,
-            "files_removed": self.files_removed,
-            "bytes_removed": self.bytes_removed,
-            "removed_by_kind": self.removed_by_kind(),
-            "spared_young": len(self.spared_young),
-            "unknown_files": len(self.unknown_files),
-            "live_transactions": self.live_transactions,
-            "missing": self.missing,
-            "marker_problems": self.marker_problems,
-            "future_stamp": self.future_stamp and self.future_stamp.to_dict(),
-            "marked": self.marked,
-            "requests": self.requests,
-            "phase_seconds": {k: round(v, 4) for k, v in self.phase_seconds.items()},
-            "elapsed_seconds": round(self.elapsed_seconds, 3),
-        }
-        if files:
-            out["removed"] = [f.to_dict() for f in self.removed]
-            out["spared_young_files"] = [f.to_dict() for f in self.spared_young]
-            out["unknown"] = [f.to_dict() for f in self.unknown_files]
-        return out
 
 
 def expire(
@@ -336,8 +196,8 @@ def expire(
     phase("list")
 
     # 2. the oldest version to keep: never above the latest min_versions
-    created = _stamps(engine)
-    keep_from, kept_by = _oldest_to_keep(
+    created = stamps_of(engine)
+    keep_from, kept_by = oldest_to_keep(
         created, previous_oldest, latest, now, policy, cutoff, [t.base_version for t in live_txns]
     )
     protected = max(latest - policy.min_versions + 1, 0)
@@ -362,7 +222,7 @@ def expire(
 
     # 3. the marker first (repaired when it lies), 4. then the roots below it
     if not dry_run:
-        _write_marker(engine, markers, keep_from)
+        write_marker(engine, markers, keep_from)
     old_roots = [(v, f) for v, f in sorted(listed.items()) if v < keep_from]
     if not dry_run:
         delete_all(storage, [f.location for _, f in old_roots], threads)
@@ -372,7 +232,9 @@ def expire(
     phase("delete_roots")
 
     # 5. mark
-    live = _mark(engine, keep_from, transactions, cutoff, threads, report)
+    live = mark_kept(engine, keep_from, transactions, cutoff, threads)
+    if live.first_version > report.oldest_version:  # roots deleted by another run
+        report.oldest_version, report.kept_by = live.first_version, "concurrent expiration"
     report.latest_version = live.last_version
     report.missing = sorted({loc for loc, _ in live.marker.missing})
     report.marked = {
@@ -402,7 +264,7 @@ def expire(
     removed = sweep.garbage
     if not dry_run:  # sparing what roots landed since marking use (a late writer's)
         removed = sweep_garbage(engine, live, sweep.garbage, threads)
-        _repair_marker_after(engine, live.first_version)
+        repair_marker_after(engine, live.first_version)
     report.removed.extend(removed)
     report.spared_young = sweep.young
     report.unknown_files = sweep.unknown
@@ -412,10 +274,6 @@ def expire(
     report.requests = {k: after[k] - requests_before[k] for k in after}
     report.elapsed_seconds = time.perf_counter() - started
     return report
-
-
-#: times the marker is written and checked again when roots vanish under the repair
-REPAIR_ATTEMPTS = 10
 
 
 def _sweep_cutoff(cutoff: int, live_txns: list, policy: RetentionPolicy) -> int:
@@ -429,170 +287,4 @@ def _sweep_cutoff(cutoff: int, live_txns: list, policy: RetentionPolicy) -> int:
     return min([cutoff, *began])
 
 
-def _write_marker(engine: Engine, markers: MarkerState, keep_from: int) -> None:
-    """Move `_oldest_version.txt` to `keep_from`: forward only, unless it lies (then it
-    is rewritten to the truth). Re-read right before writing, so that a concurrent
-    expiration's higher marker is not moved back."""
-    raw = markers.oldest_marker
-    if markers.oldest_is_lie:
-        log.warning(
-            "%s said %s, which names no root (latest is %d): rewritten to %d",
-            OLDEST_VERSION,
-            raw,
-            markers.latest,
-            keep_from,
-        )
-    elif raw is not None and raw >= keep_from:
-        return
-    current = engine.roots.oldest_marker()
-    moved = current != raw and current is not None and keep_from <= current <= markers.latest
-    if moved and engine.roots.marker_is_real(current):
-        return  # another expiration moved it further meanwhile
-    engine.storage.write(OLDEST_VERSION, str(keep_from).encode())
-
-
-def _mark(
-    engine: Engine,
-    keep_from: int,
-    transactions: list,
-    cutoff: int,
-    threads: int,
-    report: ExpireReport,
-) -> LiveSet:
-    """Mark from `keep_from`, tolerating roots deleted meanwhile.
-
-    Another expiration running at the same time with a stricter policy deletes roots
-    of our kept range (and sweeps what only they reach); without a compare-and-swap
-    its marker may even be overwritten by ours. Roots gone while we mark are expired
-    for good: mark again from the version after the newest missing root (every root
-    from there to the latest exists), so that nothing reachable from an existing root
-    above them is swept; the marker is repaired after the sweep.
-    """
-    live = mark_live(engine, keep_from, transactions, cutoff, threads=threads)
-    for _ in range(5):
-        gone = [v for loc, _ in live.marker.missing if (v := parse_root_node_file(loc)) is not None]
-        if not gone or max(gone) >= live.last_version:
-            break
-        if not _deleted_by_an_expiration(engine, live.first_version, max(gone)):
-            break  # a hole in the history, not an expiration: the caller stops (run fsck)
-        first = max(gone) + 1
-        log.warning(
-            "roots of versions %s disappeared while marking (a concurrent expiration?): "
-            "keeping versions from %d",
-            sorted(gone),
-            first,
-        )
-        live = mark_live(engine, first, transactions, cutoff, threads=threads)
-        if first > report.oldest_version:
-            report.oldest_version = first
-            report.kept_by = "concurrent expiration"
-    return live
-
-
-#: seconds to wait, one after another, for another expiration to finish deleting the
-#: roots below its marker before a root missing in the kept range is called a hole
-GONE_ROOT_WAITS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
-
-
-def _deleted_by_an_expiration(engine: Engine, first: int, top: int) -> bool:
-    """Whether roots missing in first..top (found while marking) were deleted by another
-    expiration, rather than lost from the middle of the history.
-
-    An expiration writes its marker first and then deletes every root below it, so what
-    it leaves is a marker above `top` naming an existing root, or (when our lower marker
-    overwrote its own) no root at all from `first` to `top`. A root lost any other way
-    (a storage fault, a stray delete) leaves older roots in place: their versions are
-    kept and readable, and marking only from above the hole would sweep the files they
-    alone reach. Roots still there are looked at again a few times (the other run may be
-    deleting them in parallel right now)."""
-    roots = engine.roots
-    for wait in (*GONE_ROOT_WAITS, None):
-        marker = roots.oldest_marker()
-        if marker is not None and marker > top and roots.exists(marker):
-            return True
-        left = sorted(
-            v
-            for entry in engine.storage.list("")
-            if "/" not in entry.location
-            and (v := parse_root_node_file(entry.location)) is not None
-            and first <= v < top
-        )
-        if not left:
-            return True
-        if wait is None:
-            log.error(
-                "the root of version %d is missing while roots of older kept versions "
-                "(%s) exist: a hole in the history, not an expiration; run fsck",
-                top,
-                ", ".join(map(str, left[:5])) + (", ..." if len(left) > 5 else ""),
-            )
-            return False
-        time.sleep(wait)
-    return False
-
-
-def _repair_marker_after(engine: Engine, first_kept: int) -> None:
-    """After a run: a marker below the oldest version this run kept (two expirations
-    raced and the lower marker was written last) moves up to it; the roots below are
-    gone or unmarked, so the marker must not promise them. A marker whose root is gone
-    (deleted by a faster run) moves up to the oldest root left.
-
-    Checked again after writing: a faster run may delete the root between our check and
-    our write, and finish its own repair before our write lands (no compare-and-swap).
-    Every run deletes roots only before its own repair, so a root that exists after our
-    write is either kept by every run or will be seen by a repair still to come."""
-    for _ in range(REPAIR_ATTEMPTS):
-        current = engine.roots.oldest_marker()
-        target = first_kept if current is None or current < first_kept else current
-        if not engine.roots.exists(target):
-            # A faster expiration deleted it after this run read it (its decoded roots
-            # are cached, so marking did not notice): every run deletes a prefix of the
-            # roots, so the oldest one left is above `target` and all above it exist.
-            target = engine.roots.oldest_version()
-        if target != current:
-            engine.storage.write(OLDEST_VERSION, str(target).encode())
-        if engine.roots.exists(target):
-            return
-    log.warning(
-        "%s: roots kept disappearing while it was repaired (%d attempts); the next "
-        "expiration or fsck repairs it",
-        OLDEST_VERSION,
-        REPAIR_ATTEMPTS,
-    )
-
-
-def _stamps(engine: Engine) -> Callable[[int], int]:
-    """created(version): the version's recorded commit time, each root read once."""
-    cache: dict[int, int] = {}
-
-    def created(version: int) -> int:
-        if version not in cache:
-            root = engine.roots.load(version)
-            cache[version] = int(root.system.get(KEY_CREATED_AT_MILLIS, "0"))
-        return cache[version]
-
-    return created
-
-
-def _oldest_to_keep(
-    created: Callable[[int], int],
-    oldest: int,
-    latest: int,
-    now: int,
-    policy: RetentionPolicy,
-    cutoff: int,
-    transaction_bases: list[int | None],
-) -> tuple[int, str]:
-    by_count = max(latest - policy.min_versions + 1, 0)
-    by_age = first_holding(oldest, latest, lambda v: created(v) >= now - policy.max_age_millis)
-    candidates = [(min(by_count, by_age), "retention")]
-    if policy.grace_millis:
-        first_young = first_holding(oldest, latest, lambda v: created(v) > cutoff)
-        candidates.append((first_young - 1, "grace"))
-    bases = [b for b in transaction_bases if b is not None]
-    if bases:
-        candidates.append((min(bases), "transaction"))
-    keep, why = min(candidates)
-    if keep <= oldest:
-        return oldest, "marker" if keep < oldest else why
-    return min(keep, latest), why
+__all__ = ["BULK_LEASE_PREFIX", "ExpireReport", "RetentionPolicy", "expire"]

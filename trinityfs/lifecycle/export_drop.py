@@ -30,8 +30,8 @@ from trinityfs.errors import (
 )
 from trinityfs.format.paths import OLDEST_VERSION, export_root_location, full_export_prefix
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
-from trinityfs.lifecycle.expire import RetentionPolicy
 from trinityfs.lifecycle.inventory import COLLECTABLE, MARKER, ROOT, Inventory, StoredFile
+from trinityfs.lifecycle.retention import RetentionPolicy
 from trinityfs.lifecycle.stamps import clock_ahead
 from trinityfs.storage.settle import create_settled
 from trinityfs.txn.conflicts import LAKEHOUSE_DEF_KEY
