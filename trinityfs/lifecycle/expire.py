@@ -45,6 +45,12 @@ that the next run finishes cleaning):
 
 A dry run does steps 1, 2 and 5 and reports what steps 3, 4 and 6 would remove.
 
+The cutoff is first this clock's. Moving it back only keeps more, so only when it
+would delete something (roots in step 2, or else files in step 6) does expiration
+measure how far this clock runs ahead of the store's (`stamps.clock_ahead` writes a
+probe file) and move the cutoff back by that; a run that deletes nothing, like a dry
+run, writes nothing, so it works with read-only credentials.
+
 Why it is safe while writers commit
 -----------------------------------
 Let T0 be the time expiration starts and C = T0 - grace - margin its cutoff. A writer
@@ -132,8 +138,10 @@ from trinityfs.lifecycle.dtxn import lifetime_bound
 from trinityfs.lifecycle.dtxn_files import is_claim
 from trinityfs.lifecycle.expire_overlap import mark_kept, repair_marker_after, write_marker
 from trinityfs.lifecycle.gc import (
+    StoredTransaction,
     delete_all,
     find_unreachable,
+    mark_transactions,
     scan_transactions,
     sweep_garbage,
 )
@@ -169,7 +177,9 @@ def expire(
     latest = roots.latest_version()  # probed: the roots decide, markers only start it
     latest_ldef = engine.snapshot(latest).lakehouse_def
     policy = RetentionPolicy.of(latest_ldef, max_age_millis, min_versions, grace_millis)
-    cutoff = now - policy.grace_millis - policy.margin_millis - clock_ahead(storage, dry_run)
+    # By this clock first. Moving the cutoff back (`clock_ahead`) only keeps more, so
+    # the store is probed only when this clock would delete something.
+    cutoff = now - policy.grace_millis - policy.margin_millis
 
     phases: dict[str, float] = {}
     clock = [started]  # "list" includes finding the latest version
@@ -192,28 +202,42 @@ def expire(
     transactions = scan_transactions(
         storage, inventory, threads, max_lifetime_millis=lifetime_bound(latest_ldef)
     )
-    live_txns = [t for t in transactions if t.live(cutoff)]
     phase("list")
 
     # 2. the oldest version to keep: never above the latest min_versions
     created = stamps_of(engine)
-    keep_from, kept_by = oldest_to_keep(
-        created, previous_oldest, latest, now, policy, cutoff, [t.base_version for t in live_txns]
-    )
-    protected = max(latest - policy.min_versions + 1, 0)
-    if keep_from > protected:  # whatever the marker says
-        keep_from, kept_by = protected, "min_versions"
     listed = inventory.roots()
-    if keep_from < markers.floor and not any(keep_from <= v < markers.floor for v in listed):
-        keep_from = markers.floor  # those roots are gone already: keep what exists
+
+    def choose(cutoff: int) -> tuple[int, str, list[StoredTransaction]]:
+        live_txns = [t for t in transactions if t.live(cutoff)]
+        bases = [t.base_version for t in live_txns]
+        keep_from, kept_by = oldest_to_keep(
+            created, previous_oldest, latest, now, policy, cutoff, bases
+        )
+        protected = max(latest - policy.min_versions + 1, 0)
+        if keep_from > protected:  # whatever the marker says
+            keep_from, kept_by = protected, "min_versions"
+        if keep_from < markers.floor and not any(keep_from <= v < markers.floor for v in listed):
+            keep_from = markers.floor  # those roots are gone already: keep what exists
+        return keep_from, kept_by, live_txns
+
+    keep_from, kept_by, live_txns = choose(cutoff)
+    old_roots = [(v, f) for v, f in sorted(listed.items()) if v < keep_from]
+    probed = dry_run  # a dry run writes nothing: it trusts this clock
+    if old_roots and not probed:
+        probed, ahead = (
+            True,
+            clock_ahead(storage, f"expiration would delete {len(old_roots)} root(s)"),
+        )
+        if ahead:
+            cutoff -= ahead
+            keep_from, kept_by, live_txns = choose(cutoff)
+            old_roots = [(v, f) for v, f in old_roots if v < keep_from]
     # Roots in keep_from..previous_oldest-1 (min_versions under a true marker) stay, but
     # readers refuse them: report what is readable, count what this run made unreadable.
     readable = max(keep_from, previous_oldest)
     why = kept_by if readable == keep_from else "marker"
     report = ExpireReport(dry_run, latest, previous_oldest, readable, why, policy, cutoff)
-    report.live_transactions = sorted(
-        t.tdef.id for t in live_txns if t.tdef is not None and not is_claim(t.tdef.id)
-    )
     report.marker_problems = [f"{loc}: {msg}" for _sev, loc, msg in markers.problems]
     report.future_stamp = future_stamp(created, previous_oldest, latest, now)
     if report.future_stamp is not None:
@@ -223,8 +247,6 @@ def expire(
     # 3. the marker first (repaired when it lies), 4. then the roots below it
     if not dry_run:
         write_marker(engine, markers, keep_from)
-    old_roots = [(v, f) for v, f in sorted(listed.items()) if v < keep_from]
-    if not dry_run:
         delete_all(storage, [f.location for _, f in old_roots], threads)
         for version, _ in old_roots:
             roots.forget(version)  # this process must not serve them from its cache
@@ -261,6 +283,16 @@ def expire(
 
     # 6. sweep
     sweep = find_unreachable(inventory, live, _sweep_cutoff(cutoff, live_txns, policy))
+    if sweep.garbage and not probed:  # no root was deleted: the kept range stands
+        ahead = clock_ahead(storage, f"expiration would delete {len(sweep.garbage)} file(s)")
+        if ahead:
+            cutoff = report.cutoff_millis = cutoff - ahead
+            live_txns = [t for t in transactions if t.live(cutoff)]
+            mark_transactions(live, live_txns)  # expired ones the earlier cutoff left out
+            sweep = find_unreachable(inventory, live, _sweep_cutoff(cutoff, live_txns, policy))
+    report.live_transactions = sorted(
+        t.tdef.id for t in live_txns if t.tdef is not None and not is_claim(t.tdef.id)
+    )
     removed = sweep.garbage
     if not dry_run:  # sparing what roots landed since marking use (a late writer's)
         removed = sweep_garbage(engine, live, sweep.garbage, threads)

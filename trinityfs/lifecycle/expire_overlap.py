@@ -31,7 +31,7 @@ def write_marker(engine: Engine, markers: MarkerState, keep_from: int) -> None:
             markers.latest,
             keep_from,
         )
-    elif raw is not None and raw >= keep_from:
+    elif (raw or 0) >= keep_from:  # no marker: readers read from version 0
         return
     current = engine.roots.oldest_marker()
     moved = current != raw and current is not None and keep_from <= current <= markers.latest
@@ -135,7 +135,7 @@ def repair_marker_after(engine: Engine, first_kept: int) -> None:
             # are cached, so marking did not notice): every run deletes a prefix of the
             # roots, so the oldest one left is above `target` and all above it exist.
             target = engine.roots.oldest_version()
-        if target != current:
+        if target != (current or 0):  # no marker means 0: nothing to write
             engine.storage.write(OLDEST_VERSION, str(target).encode())
         if engine.roots.exists(target):
             return

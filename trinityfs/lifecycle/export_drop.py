@@ -177,7 +177,9 @@ def _in_flight_cutoff(engine: Engine) -> tuple[int, int]:
     policy = RetentionPolicy.of(engine.snapshot().lakehouse_def, grace_millis=0)
     window = policy.grace_millis + policy.margin_millis
     # mtimes are the store's: a clock ahead of it would take young files for old
-    return window, now_millis() - window - clock_ahead(engine.storage, dry_run=False)
+    return window, now_millis() - window - clock_ahead(
+        engine.storage, "drop_export would delete files without a record"
+    )
 
 
 def _spared_note(what: str, young: int, window: int) -> str:

@@ -167,18 +167,23 @@ def mark_live(
     last = engine.roots.latest_version()
     roots = marker.mark_roots([root_node_file(v) for v in range(first_version, last + 1)])
     live = LiveSet(marker, first_version, last)
+    mark_transactions(live, [t for t in transactions if t.live(cutoff_millis)])
+    _mark_exports(engine, live, roots.get(root_node_file(last)))
+    mark_newer(engine, live)  # versions committed while marking
+    return live
+
+
+def mark_transactions(live: LiveSet, transactions: Iterable[StoredTransaction]) -> None:
+    """Keep the files of `transactions` (the live ones) and the running roots they name."""
     for txn in transactions:
-        if not txn.live(cutoff_millis):
+        if txn.file.location in live.transaction_files:
             continue
         live.transaction_files.add(txn.file.location)
         if txn.tdef is None:
             continue
         running = txn.tdef.running_root_node_file_path
         if running and parse_root_node_file(running) is None:
-            marker.mark_nodes([running], referrer=txn.file.location)
-    _mark_exports(engine, live, roots.get(root_node_file(last)))
-    mark_newer(engine, live)  # versions committed while marking
-    return live
+            live.marker.mark_nodes([running], referrer=txn.file.location)
 
 
 def mark_newer(engine: Engine, live: LiveSet) -> bool:
@@ -370,6 +375,7 @@ __all__ = [
     "find_unreachable",
     "mark_live",
     "mark_newer",
+    "mark_transactions",
     "scan_transactions",
     "sweep_garbage",
 ]

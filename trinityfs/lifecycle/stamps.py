@@ -19,7 +19,9 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from trinityfs.errors import StorageError
 from trinityfs.storage import Storage
+from trinityfs.storage.base import PROBE_PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -101,12 +103,20 @@ def _span(millis: int) -> str:
     return f"{millis}ms"
 
 
-def clock_ahead(storage: Storage, dry_run: bool) -> int:
-    """How far this clock runs ahead of the store's (`Storage.clock_ahead_millis`); a dry
-    run writes nothing, so it trusts this clock (its report may spare less)."""
-    if dry_run:
-        return 0
-    ahead = storage.clock_ahead_millis()
+def clock_ahead(storage: Storage, deleting: str) -> int:
+    """How far this clock runs ahead of the store's (`Storage.clock_ahead_millis`: a
+    probe file written, its mtime read, deleted). Called only right before something
+    is deleted (`deleting`: "expiration would delete ..."): a dry run, or a run that
+    deletes nothing, never writes. A store that refuses the probe (read-only
+    credentials) is a StorageError that says so."""
+    try:
+        ahead = storage.clock_ahead_millis()
+    except StorageError as e:
+        raise StorageError(
+            f"{storage.url}: {deleting}, and must first write a "
+            f"probe file ({PROBE_PREFIX}<uuid>) to measure how far this clock runs ahead of "
+            f"the store's, but the store refused it (read-only credentials?): {e}"
+        ) from e
     if ahead > 1000:
         log.warning(
             "this clock runs %.1f s ahead of the store's: expiration's cutoff moves back by as "
