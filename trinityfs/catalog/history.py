@@ -25,7 +25,6 @@ latest creation under this name (a rename or namespace move creates the new name
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Protocol
 
 from trinityfs.catalog.model import Kind
@@ -33,6 +32,7 @@ from trinityfs.errors import NamespaceNotFoundError, ObjectNotFoundError, Versio
 from trinityfs.format.definitions import decode_definition
 from trinityfs.format.keys import KeyCodec
 from trinityfs.format.trinitylake_pb2 import NamespaceDef, TableDef, ViewDef
+from trinityfs.lifecycle.stamps import first_holding
 from trinityfs.lru import LRU
 
 _TYPES = {"namespace": NamespaceDef, "table": TableDef, "view": ViewDef}
@@ -44,18 +44,6 @@ class VersionedKeys(Protocol):
     def location_at(self, version: int, key: str) -> str | None: ...
 
     def read_file(self, location: str) -> bytes: ...
-
-
-def first_of_run(lo: int, hi: int, holds: Callable[[int], bool]) -> int:
-    """The smallest v in [lo, hi] with holds(v), given holds(hi) and that holds is
-    monotone on [lo, hi] (false...false true...true). O(log(hi - lo)) calls."""
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if holds(mid):
-            hi = mid
-        else:
-            lo = mid + 1
-    return hi
 
 
 class History:
@@ -100,7 +88,9 @@ class History:
 
     def last_changed(self, key: str, location: str, oldest: int, at: int) -> int:
         """The version that made `key` point at `location` (see the module docstring)."""
-        return first_of_run(oldest, at, lambda v: self._safe_location(v, key) == location)
+        return first_holding(
+            oldest, at, lambda v: self._safe_location(v, key) == location, holds_at_hi=True
+        )
 
     def created(self, kind: Kind, key: str, location: str, oldest: int, at: int) -> int:
         """The version of the latest creation of the object `key` holds at `at`."""
@@ -114,7 +104,7 @@ class History:
 
         if not object_id:  # no id to follow (another writer's definition): same file
             return self.last_changed(key, location, oldest, at)
-        return first_of_run(oldest, at, same_object)
+        return first_holding(oldest, at, same_object, holds_at_hi=True)
 
 
-__all__ = ["History", "VersionedKeys", "first_of_run"]
+__all__ = ["History", "VersionedKeys"]

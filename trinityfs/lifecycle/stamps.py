@@ -74,9 +74,16 @@ def future_stamp(
     return FutureStamp(first, created(first), now)
 
 
-def first_holding(lo: int, hi: int, holds: Callable[[int], bool]) -> int:
-    """The first version in lo..hi for which `holds` (monotonic in versions), else hi+1."""
-    if lo > hi or not holds(hi):
+def first_holding(
+    lo: int, hi: int, holds: Callable[[int], bool], *, holds_at_hi: bool = False
+) -> int:
+    """The first version in lo..hi for which `holds`, else hi+1: a binary search, so
+    `holds` must be monotone on lo..hi (false...false true...true). O(log(hi - lo))
+    calls; one fewer when the caller knows `holds(hi)` (`holds_at_hi`). The one
+    bisection over versions (also `trinityfs.catalog.history`)."""
+    if holds_at_hi:
+        lo = min(lo, hi)
+    elif lo > hi or not holds(hi):
         return hi + 1
     while lo < hi:
         mid = (lo + hi) // 2
