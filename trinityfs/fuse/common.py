@@ -7,7 +7,7 @@ from __future__ import annotations
 import errno
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,6 +94,10 @@ class _WriteHandle:
     version: int | None = None  # the last version this handle committed
     streaming: bool = True  # every write so far went to the end: checked as it comes
     rejected: str | None = None  # why a write was refused: the handle commits nothing
+    # the object changed since it was served to the writing process (served.py): a
+    # commit from this handle would overwrite that change unseen (EBUSY at close)
+    stale: str | None = None
+    process: Hashable | None = None  # the process that opened it (served.py), if known
 
     @property
     def key(self) -> tuple[str, str]:

@@ -150,7 +150,14 @@ class EntryOpsMixin:
                 and self._overlay.hidden.get(dkey) == skey
                 and dst_found is None
             )
-            self._commit(
+            process = self._process()
+            if not restoring:  # a save (not a backup put back): what did its writer see?
+                stored = self._locate(snap, *dkey)
+                stale = self._stale(process, dkey, None if stored is None else stored[1])
+                if stale:
+                    log.warning("rename %s %s: %s", old, new, stale)
+                    raise _os_error(errno.EBUSY, stale, new)
+            version = self._commit(
                 f"save {dkey[0]}/{dkey[1]}",
                 lambda txn: self._apply_content(txn, *dkey, parsed),
                 base=origin.base_version if restoring else None,
@@ -159,6 +166,8 @@ class EntryOpsMixin:
                 self._overlay.scratch.pop(skey, None)
                 self._unhide(dkey)
             self._orphan(dkey)
+            if version is not None:
+                self._served_commit(process, dkey, version)
             return 0
         pending = self._pending(skey)
         src_found = self._locate(snap, *skey)

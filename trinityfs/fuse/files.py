@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from trinityfs.catalog import Content
@@ -95,6 +95,11 @@ class FileOpsMixin:
             raise _os_error(errno.ENOENT, "no such table or view", path)
         kind, loc = found
         data = self._content(snap, kind, tp.namespace, tp.name, loc)
+        process = self._process() if view.writable else None
+        if mode == os.O_RDONLY or (mode == os.O_RDWR and not truncate):
+            # what this process is shown (read, or read through this handle and written
+            # in place: `r+`): the base of its later writes (served.py)
+            self._served.record(process, view.key, loc, snap.version)
         if mode == os.O_RDONLY:
             return self._new_fh(_ReadHandle(data, snap.version))
         handle = _WriteHandle(
@@ -102,7 +107,40 @@ class FileOpsMixin:
         )
         handle.append = append
         handle.truncated = truncate and bool(data)
+        handle.process = process
+        handle.stale = self._stale(process, view.key, loc)
         return self._new_fh(handle)
+
+    def _process(self) -> Hashable | None:
+        """The process making the running request (served.py), or None if unknown."""
+        try:
+            return None if self.caller is None else self.caller()
+        except Exception:  # a process gone meanwhile: unknown
+            return None
+
+    def _stale(
+        self, process: Hashable | None, key: tuple[str, str], location: str | None
+    ) -> str | None:
+        """Why a write by `process` would overwrite a change of `key` it was never shown
+        (the object is stored at `location` now, None if it is gone), or None."""
+        seen = self._served.get(process, key)
+        if seen is None or seen.location == location:
+            return None
+        what = "dropped" if location is None else "changed"
+        return (
+            f"{_path_of(*key)} was {what} by another writer after this process read it "
+            f"(at version {seen.version}); nothing was written: read it again"
+        )
+
+    def _served_commit(self, process: Hashable | None, key: tuple[str, str], version: int) -> None:
+        """`process` committed `key` as `version`. If it had read `key` (an editor saving
+        what it read), its next save builds on this one; a process that only writes
+        (never read it) is not recorded: its writes stay based on what the mount shows."""
+        if self._served.get(process, key) is None:
+            return
+        found = self._locate(self._at(version), *key)
+        if found is not None:
+            self._served.record(process, key, found[1], version)
 
     def _handle(self, fh: int) -> Any:
         with self._lock:
@@ -169,6 +207,9 @@ class FileOpsMixin:
             )
             handle.truncated = found is not None or hidden
         handle.append = append
+        handle.process = self._process()
+        stored = found if not hidden else self._locate(snap, tp.namespace, tp.name)
+        handle.stale = self._stale(handle.process, key, None if stored is None else stored[1])
         return self._new_fh(handle)
 
     @_fuse_op()
@@ -237,6 +278,8 @@ class FileOpsMixin:
                 kind, loc = found
                 data = bytearray(self._content(view.snapshot, kind, tp.namespace, tp.name, loc))
                 handle = _WriteHandle(tp.namespace, tp.name, view.snapshot.version, data, False)
+                handle.process = self._process()
+                handle.stale = self._stale(handle.process, view.key, loc)
                 self._resize(handle.data, length)
                 handle.changed = True
                 self._commit_handle(handle, path)
@@ -338,6 +381,10 @@ class FileOpsMixin:
         except ValueError:
             handle.failed = True
             raise
+        if handle.stale:
+            handle.failed = True
+            log.warning("write %s: %s", path, handle.stale)
+            raise _os_error(errno.EBUSY, handle.stale, path)
         ns, name = handle.namespace, handle.name
         try:
             version = self._commit(
@@ -353,6 +400,7 @@ class FileOpsMixin:
         if version is not None:
             handle.base = version
             handle.version = version
+            self._served_commit(handle.process, handle.key, version)
         with self._lock:
             self._unhide(handle.key)
 

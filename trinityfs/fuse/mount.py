@@ -45,7 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -398,6 +398,7 @@ def mount_foreground(cfg: MountConfig) -> int:
         uid=_int_option(cfg.fuse_options.get("uid")),
         gid=_int_option(cfg.fuse_options.get("gid")),
         held_elsewhere=_caller_holds(os.path.realpath(cfg.mountpoint)),
+        caller=_caller_process,
     )
     what = f"version {version}" if version is not None else "the latest version"
     log.info(
@@ -446,6 +447,15 @@ def _caller_holds(mountpoint: str) -> Callable[[str], bool]:
         return holds_another(mfusepy.fuse_get_context()[2], mountpoint + path)
 
     return check
+
+
+def _caller_process() -> Hashable | None:
+    """The process of the running FUSE call (trinityfs.fuse.served)."""
+    import mfusepy  # loaded by the mount already
+
+    from trinityfs.fuse.served import process_of
+
+    return process_of(mfusepy.fuse_get_context()[2])
 
 
 def _decimal(value: str) -> bool:

@@ -27,7 +27,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from itertools import repeat
 from typing import Any
@@ -51,6 +51,7 @@ from trinityfs.fuse.common import (
 from trinityfs.fuse.entries import EntryOpsMixin
 from trinityfs.fuse.files import FileOpsMixin
 from trinityfs.fuse.scratch import DEFAULT_PATTERNS
+from trinityfs.fuse.served import ServedMemory
 from trinityfs.lru import LRU
 
 
@@ -72,6 +73,7 @@ class TrinityOperations(FileOpsMixin, EntryOpsMixin):
         on_init: Callable[[], None] | None = None,
         prefetch_threads: int = 8,
         held_elsewhere: Callable[[str], bool] | None = None,
+        caller: Callable[[], Hashable | None] | None = None,
     ):
         self.lake = lake
         self.pinned = version
@@ -83,6 +85,9 @@ class TrinityOperations(FileOpsMixin, EntryOpsMixin):
         self.on_init = on_init
         # whether the process closing a descriptor of a path holds another (files.py)
         self.held_elsewhere = held_elsewhere
+        # the process making the running request (served.py), None when unknown
+        self.caller = caller
+        self._served = ServedMemory()
         self._lock = threading.RLock()  # overlay, handles, latest cache
         self._commit_lock = threading.Lock()  # this mount's commits, one at a time
         self._latest_snap: CatalogSnapshot | None = None
