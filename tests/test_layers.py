@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "trinityfs"
-CORE = ["errors", "lru", "format", "storage", "tree", "txn", "lifecycle", "catalog"]
+CORE = ["errors", "lru", "jsontext", "format", "storage", "tree", "txn", "lifecycle", "catalog"]
 FRONT_ENDS = {"fs", "fuse", "cli", "iceberg", "spark", "rest", "demo"}
-SHARED = {"errors", "lru"}  # the typed errors and a cache helper: usable from any layer
+SHARED = {"errors", "lru", "jsontext"}  # typed errors, a cache, bounded JSON: any layer
 
 
 def _layer(module: str) -> str | None:

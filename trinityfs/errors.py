@@ -55,6 +55,14 @@ class InvalidArgumentError(TrinityError, ValueError):
     """A definition, option or argument is not acceptable; the message says why."""
 
 
+class JsonTooDeepError(InvalidArgumentError):
+    """JSON nests arrays and objects deeper than the reader accepts (jsontext.loads)."""
+
+    def __init__(self, limit: int):
+        super().__init__(f"JSON nested too deeply (more than {limit} levels)")
+        self.limit = limit
+
+
 class LocationNotAllowedError(InvalidArgumentError):
     """A table, metadata or data location lies outside the lakehouse's allowed locations
     (its warehouse, plus any configured allow-list); nothing was read, written or deleted

@@ -25,16 +25,16 @@ InvalidArgumentError naming the source.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from trinityfs import jsontext
 from trinityfs.catalog.freshness import Freshness
 from trinityfs.catalog.selector import parse_selector
-from trinityfs.errors import InvalidArgumentError
+from trinityfs.errors import InvalidArgumentError, JsonTooDeepError
 
 if TYPE_CHECKING:
     from trinityfs.catalog.lakehouse import Lakehouse
@@ -84,13 +84,12 @@ class LakehouseConfig:
 def storage_option_value(key: str, text: str) -> Any:
     """One KEY=VALUE storage option's value (`-o`, `--storage-option`, `storage.KEY=`):
     JSON when it parses as JSON (numbers, booleans, objects), else the text itself.
-    JSON nested too deeply for the parser is refused naming the option."""
+    JSON nested too deeply is refused naming the option."""
     try:
-        return json.loads(text)
-    except RecursionError:
+        return jsontext.loads(text)
+    except JsonTooDeepError as exc:
         raise InvalidArgumentError(
-            f"storage option {key}: the value is JSON nested too deeply to read; "
-            "give a plain value or a flat JSON object"
+            f"storage option {key}: the value is {exc}; give a plain value or a flat JSON object"
         ) from None
     except ValueError:
         return text
@@ -128,11 +127,10 @@ def _options(value: Any, source: str) -> dict[str, Any]:
         return dict(value)
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except (json.JSONDecodeError, RecursionError) as exc:
+            value = jsontext.loads(value)
+        except ValueError as exc:
             raise InvalidArgumentError(
-                f"storage options from {source} are not a JSON object: "
-                f"{exc if isinstance(exc, ValueError) else 'nested too deeply'}"
+                f"storage options from {source} are not a JSON object: {exc}"
             ) from None
         if isinstance(value, dict):
             return value

@@ -31,9 +31,11 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from trinityfs import jsontext
 from trinityfs.catalog.model import OBJECT_KINDS
 from trinityfs.catalog.writer import as_definition
-from trinityfs.errors import ContentError, InvalidArgumentError
+from trinityfs.errors import ContentError, InvalidArgumentError, JsonTooDeepError
+from trinityfs.format.definitions import MAX_DEFINITION_JSON_DEPTH
 from trinityfs.lru import LRU
 
 FILE_KINDS = OBJECT_KINDS  # ("table", "view"): namespaces are directories
@@ -75,6 +77,10 @@ def render(kind: str, msg: Message) -> bytes:
 
 #: the line of a rendered file holding the definition's own id: `dumps` indents the
 #: definition's fields by 4 spaces (nested fields deeper) and always renders `id`
+MAX_CONTENT_JSON_DEPTH = 2 * MAX_DEFINITION_JSON_DEPTH
+"""Nesting a definition file's JSON may use before parsing: room for the envelope and for
+format.definitions to refuse a definition too deep with its own message."""
+
 _ID_LINE = b'\n    "id": "'
 
 
@@ -105,14 +111,14 @@ def parse(data: bytes | bytearray | memoryview | str, path: str = "") -> Content
     if not text.strip():
         return Content(None, None)
     try:
-        value = json.loads(text)
+        value = jsontext.loads(text, max_depth=MAX_CONTENT_JSON_DEPTH)
     except json.JSONDecodeError as exc:
         raise ContentError(
             f"{where}not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg}); "
             'expected {"kind": "table" or "view", "definition": {...}}'
         ) from None
-    except RecursionError:
-        raise ContentError(f"{where}JSON nested too deeply") from None
+    except JsonTooDeepError as exc:
+        raise ContentError(f"{where}{exc}") from None
     if not isinstance(value, dict):
         raise ContentError(
             f'{where}the JSON must be an object with "kind" and "definition", '

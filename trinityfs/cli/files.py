@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import posixpath
 import shlex
 import subprocess
 import tempfile
 from typing import TYPE_CHECKING, Any
+
+from trinityfs import jsontext
+from trinityfs.catalog.content import MAX_CONTENT_JSON_DEPTH
+from trinityfs.errors import JsonTooDeepError
 
 from .context import Context, UsageError, add_glob_flag, expand, key_value
 from .output import table
@@ -153,12 +156,12 @@ def cmd_cat(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def _json_of(path: str, data: bytes) -> Any:
-    """The parsed content of `path`; a one-line ValueError when it cannot be (nested
-    deeper than Python's recursion limit, or not JSON)."""
+    """The parsed content of `path`; a one-line ValueError when it cannot be (not JSON,
+    or nested deeper than jsontext allows)."""
     try:
-        return json.loads(data)
-    except RecursionError:
-        raise ValueError(f"{path}: JSON nested too deeply to show with --json") from None
+        return jsontext.loads(data, max_depth=MAX_CONTENT_JSON_DEPTH)
+    except JsonTooDeepError as exc:
+        raise ValueError(f"{path}: {exc}, too deep to show with --json") from None
     except ValueError as exc:
         raise ValueError(f"{path}: not JSON: {exc}") from None
 

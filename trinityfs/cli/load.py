@@ -36,6 +36,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
+from trinityfs import jsontext
+from trinityfs.errors import JsonTooDeepError
+
 from .context import Context, UsageError, duration, duration_text
 from .errors import InputError
 
@@ -150,11 +153,11 @@ def parse_line(line: bytes) -> dict[str, Any] | None:
     if not text.strip():
         return None
     try:
-        item = json.loads(text, object_pairs_hook=_object)
+        item = jsontext.loads(text, object_pairs_hook=_object)
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON (column {exc.colno}: {exc.msg})") from None
-    except RecursionError:
-        raise InputError("JSON nested too deeply") from None
+    except JsonTooDeepError as exc:
+        raise InputError(str(exc)) from None
     if not isinstance(item, dict):
         raise InputError(f"expected a JSON object, not {_json_type(item)}")
     kind = item.get("kind")

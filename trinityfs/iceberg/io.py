@@ -8,7 +8,6 @@ catalog, its Iceberg metadata and data files all use the same endpoint and keys.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import urlparse
 
@@ -26,6 +25,7 @@ from pyiceberg.io import (
 )
 from pyiceberg.io.fsspec import FsspecFileIO
 
+from trinityfs import jsontext
 from trinityfs.catalog.locations import ALLOWED_LOCATIONS, LocationPolicy, parse_allow_list
 
 STORAGE_OPTIONS = "storage-options"
@@ -44,7 +44,7 @@ def parse_storage_options(value: Any) -> dict[str, Any] | None:
     if isinstance(value, dict):
         return dict(value)
     try:
-        parsed = json.loads(value)
+        parsed = jsontext.loads(value)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{STORAGE_OPTIONS} must be a JSON object: {exc}") from None
     if not isinstance(parsed, dict):

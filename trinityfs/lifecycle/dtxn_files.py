@@ -16,6 +16,7 @@ import unicodedata
 
 from google.protobuf import unknown_fields
 
+from trinityfs import jsontext
 from trinityfs.errors import (
     CorruptFileError,
     InvalidArgumentError,
@@ -201,7 +202,7 @@ def dependencies_from_json(text: str | None, location: str) -> tuple[Dependencie
     if not text:
         return deps, {}
     try:
-        data = json.loads(text)
+        data = jsontext.loads(text)
         saved_by = {k: data[k] for k in ("txn", "base") if k in data}
         deps.written = set(data.get("written", ()))
         deps.must_exist = set(data.get("must_exist", ()))

@@ -9,10 +9,11 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import re
 from typing import Any
 from urllib.parse import unquote
 
+from trinityfs import jsontext
+from trinityfs.errors import JsonTooDeepError
 from trinityfs.rest.errors import RestError, bad_request, not_found
 
 # the spec's default namespace separator (%1F); TrinityLake namespaces have one level
@@ -112,38 +113,18 @@ def json_content_type(value: str | None) -> None:
     )
 
 
-_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_NOT_A_BRACKET = re.compile(rb"[^\[\]{}]+")
-
-
-def nests_deeper_than(text: bytes, limit: int) -> bool:
-    """Whether JSON `text` opens more than `limit` arrays or objects inside each other,
-    told without parsing it: a hostile body must not drive the parser to the interpreter's
-    recursion limit (the server thread, and any finalizer that runs there, would fail)."""
-    if text.count(b"[") + text.count(b"{") <= limit:
-        return False
-    depth = 0
-    for bracket in _NOT_A_BRACKET.sub(b"", _JSON_STRING.sub(b"", text)):
-        depth += 1 if bracket in b"[{" else -1
-        if depth > limit:
-            return True
-    return False
-
-
 def json_object(body: bytes) -> dict[str, Any]:
     """The request body as a JSON object (400 for anything else)."""
     if not body.strip():
         raise bad_request("the request needs a JSON object body")
-    if nests_deeper_than(body, MAX_JSON_DEPTH):
-        raise bad_request(f"the request body nests deeper than {MAX_JSON_DEPTH} levels")
     try:
-        value = json.loads(body)
+        value = jsontext.loads(body, max_depth=MAX_JSON_DEPTH)
+    except JsonTooDeepError:
+        raise bad_request(f"the request body nests deeper than {MAX_JSON_DEPTH} levels") from None
     except UnicodeDecodeError:
         raise bad_request("the request body is not UTF-8") from None
     except ValueError as exc:
         raise bad_request(f"the request body is not valid JSON: {exc}") from None
-    except RecursionError:
-        raise bad_request(f"the request body nests deeper than {MAX_JSON_DEPTH} levels") from None
     if not isinstance(value, dict):
         raise bad_request(f"the request body must be a JSON object, not {_kind(value)}")
     if _depth(value) > MAX_JSON_DEPTH:
@@ -207,13 +188,11 @@ def page(token: str | None, size: str | None) -> tuple[bool, str | None, int]:
     try:
         padded = token + "=" * (-len(token) % 4)
         raw = base64.urlsafe_b64decode(padded.encode("ascii"))
-        if nests_deeper_than(raw, 1):  # a token this server issues is one flat object
-            raise ValueError("nested")
-        decoded = json.loads(raw)
+        decoded = jsontext.loads(raw, max_depth=1)  # a token this server issues is flat
         after = decoded["after"]
         if not isinstance(after, str):
             raise TypeError
-    except (ValueError, TypeError, KeyError, binascii.Error, UnicodeError, RecursionError):
+    except (ValueError, TypeError, KeyError, binascii.Error, UnicodeError):
         raise bad_token(token) from None
     return True, after, limit
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from trinityfs import jsontext
 from trinityfs.errors import InvalidArgumentError
 
 READ, WRITE, BOTH = "read", "write", "read, write"
@@ -152,8 +153,8 @@ def _fail(name: str, why: str) -> InvalidArgumentError:
 def _json_object(name: str, text: str) -> dict[str, Any]:
     """A JSON-object option; malformed or too deeply nested text names the option."""
     try:
-        parsed = json.loads(text)
-    except (ValueError, RecursionError) as exc:
+        parsed = jsontext.loads(text)
+    except ValueError as exc:
         raise _fail(name, f"not JSON: {type(exc).__name__}: {exc}") from None
     if not isinstance(parsed, dict):
         raise _fail(name, "must be a JSON object")

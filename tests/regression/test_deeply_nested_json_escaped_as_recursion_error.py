@@ -1,0 +1,26 @@
+"""JSON nested thousands deep escaped as a bare RecursionError where trinityfs reads JSON
+without the REST server's pre-check: PyIceberg's `storage-options` property and a stored
+distributed transaction's dependencies row. Now every reader measures nesting first
+(trinityfs.jsontext): a typed error naming what was read."""
+
+from __future__ import annotations
+
+import pytest
+
+from trinityfs import Lakehouse
+from trinityfs.errors import CorruptFileError
+from trinityfs.iceberg.catalog import TrinityCatalog
+from trinityfs.lifecycle.dtxn_files import dependencies_from_json
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def test_a_deep_storage_options_property_is_a_value_error_naming_the_property(tmp_path):
+    Lakehouse.create(str(tmp_path / "lake"))
+    with pytest.raises(ValueError, match=r"storage-options must be a JSON object.*nested"):
+        TrinityCatalog("c", root=str(tmp_path / "lake"), **{"storage-options": DEEP})
+
+
+def test_a_deep_stored_dependencies_row_is_a_corrupt_file():
+    with pytest.raises(CorruptFileError, match=r"txn/t1.*dependencies row.*nested"):
+        dependencies_from_json('{"written": ' + DEEP + "}", "txn/t1")

@@ -1,0 +1,49 @@
+"""JSON from outside (request bodies, options, files, stored rows) parsed with a bound on
+nesting, measured before parsing: the parser recurses once per level, and a hostile text
+nesting thousands of arrays would otherwise reach the interpreter's recursion limit, where
+anything that runs at that depth (a finalizer the GC picks) fails too. One rule for every
+reader, usable from any layer like `errors`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from trinityfs.errors import JsonTooDeepError
+
+DEFAULT_MAX_DEPTH = 64
+"""Levels of arrays and objects inside each other that any JSON trinityfs reads may use:
+deeper than definitions (errors.LIMITS) and REST bodies need, far below the recursion
+limit."""
+
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+def nests_deeper_than(text: str | bytes | bytearray, limit: int) -> bool:
+    """Whether JSON `text` opens more than `limit` arrays or objects inside each other,
+    told without parsing it (brackets inside strings do not count)."""
+    if not isinstance(text, str):
+        # Latin-1 maps every byte to one character; a UTF-8 byte of a multi-byte
+        # character is never a bracket, quote or backslash, so the count is the same.
+        text = bytes(text).decode("latin-1")
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    for bracket in _NOT_A_BRACKET.sub("", _STRING.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        if depth > limit:
+            return True
+    return False
+
+
+def loads(
+    text: str | bytes | bytearray, *, max_depth: int = DEFAULT_MAX_DEPTH, **kwargs: Any
+) -> Any:
+    """`json.loads` that refuses, with JsonTooDeepError (a ValueError), text nesting deeper
+    than `max_depth`; malformed text raises json.JSONDecodeError as json.loads does."""
+    if nests_deeper_than(text, max_depth):
+        raise JsonTooDeepError(max_depth)
+    return json.loads(text, **kwargs)
