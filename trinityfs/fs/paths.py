@@ -20,7 +20,9 @@ Names (one escaping for trinity://, the CLI and the mount): a catalog name may h
 character FORMAT.md allows, including `/`, `%`, glob characters, or be `.` or `..`. In a
 path, each component is percent-decoded (`%XX`, UTF-8), and listings show names encoded
 the one way `encode_name` does: `%` as `%25`, `/` as `%2F`, and a name that is exactly
-`.` or `..` as `%2E` / `%2E%2E`. Everything else is shown as it is. Glob characters
+`.` or `..` as `%2E` / `%2E%2E`. Everything else is shown as it is, and only that one
+spelling is a path of the name (`%74` is not `t`, `%2f` is not `/`: PathNameError,
+which a lookup answers as no such file). Glob characters
 (`* ? [ ]`) are never special in a path: only pattern APIs (fsspec's `glob`, `find` with
 a pattern, an explicit glob flag of the CLI) expand them, where `[*]` matches a literal
 `*`.
@@ -124,15 +126,26 @@ def encode_name(name: str) -> str:
 
 
 def decode_name(component: str) -> str:
-    """The catalog name a path component stands for (inverse of `encode_name`)."""
+    """The catalog name a path component stands for (inverse of `encode_name`).
+
+    Only the spelling `encode_name` gives is accepted, so each name has one path: `%74`
+    for `t`, `%2f` for `/` or `%C3%A9` for `é` is PathNameError (a lookup answers
+    no such file; `/v/00001` is refused alike by the path model)."""
     if "%" not in component:
         return component
     try:
-        return unquote(component, errors="strict")
+        name = unquote(component, errors="strict")
     except UnicodeDecodeError:
         raise PathNameError(
             f"{component!r}: its %XX escapes are not UTF-8; write a literal % as %25"
         ) from None
+    spelled = encode_name(name)
+    if spelled != component:
+        raise PathNameError(
+            f"{component!r} is not how paths spell {name!r}: write {spelled!r} "
+            "(only % is escaped, as %25, and / as %2F)"
+        )
+    return name
 
 
 def strip_protocol(path: str | os.PathLike) -> str:

@@ -55,6 +55,7 @@ from trinityfs.fs.common import (
 from trinityfs.fs.errors import (
     InvalidRequest,
     is_a_directory,
+    not_found,
     not_permitted,
     read_only,
     to_os_error,
@@ -62,6 +63,7 @@ from trinityfs.fs.errors import (
 )
 from trinityfs.fs.paths import (
     PROTOCOL,
+    PathNameError,
     TrinityPath,
     parse_path,
     strip_protocol,
@@ -265,7 +267,10 @@ class TrinityFileSystem(ReadingMixin, WritingMixin, AbstractFileSystem):
         return self._model
 
     def _resolve(self, path: str) -> _Target:
-        p = parse_path(path)
+        try:
+            p = parse_path(path)
+        except PathNameError as exc:  # not a path of any name (paths.decode_name)
+            raise not_found(os.fspath(path), str(exc)) from None
         if p.ref is None:
             return _Target(p, None)
         with translate(p.path, lookup=True):

@@ -15,7 +15,7 @@ from trinityfs.catalog import CatalogSnapshot, Selection
 from trinityfs.catalog.paths import Place
 from trinityfs.errors import TrinityError
 from trinityfs.fs.errors import errno_of, message_of, to_os_error
-from trinityfs.fs.paths import TrinityPath, encode_name, parse_path
+from trinityfs.fs.paths import PathNameError, TrinityPath, encode_name, parse_path
 from trinityfs.fuse.scratch import ScratchFile
 
 log = logging.getLogger("trinityfs.fuse")
@@ -144,6 +144,9 @@ def _fuse_op(lookup: bool = False) -> Callable:
                 elif code == errno.EIO:
                     log.error("%s %s: %s", fn.__name__, path, message_of(mapped))
                 raise _os_error(code, message_of(mapped), path) from exc
+            except PathNameError as exc:  # a spelling that is no name's (fs/paths.py)
+                code = errno.ENOENT if lookup else errno.EINVAL
+                raise _os_error(code, str(exc), path) from exc
             except ValueError as exc:  # ContentError, InvalidRequest
                 log.warning("%s %s: %s", fn.__name__, path, message_of(exc))
                 raise _os_error(errno.EINVAL, message_of(exc), path) from exc
