@@ -185,6 +185,8 @@ class BulkLoad:
         if kind not in ("table", "view"):
             raise InvalidNameError(f"a bulk load creates tables and views, not {kind!r}")
         self.reader._valid(kind, name)
+        if not isinstance(namespace, str):
+            raise InvalidNameError(f"a namespace name is a str, not {type(namespace).__name__}")
         if namespace not in self._namespaces:
             self.reader._namespace_location(namespace)  # NamespaceNotFoundError
             self._must_exist.add(self.keys.namespace_key(namespace))

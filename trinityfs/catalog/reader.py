@@ -48,6 +48,15 @@ def checked_limit(limit: int | None) -> int | None:
     )
 
 
+def checked_page_size(page_size: int) -> int:
+    """`page_size` of a paged listing: an int >= 1 (InvalidArgumentError otherwise)."""
+    if isinstance(page_size, int) and not isinstance(page_size, bool) and page_size >= 1:
+        return page_size
+    raise InvalidArgumentError(
+        f"a listing's page_size must be a whole number >= 1, got {page_size!r}"
+    )
+
+
 def paged(
     fetch: Callable[[T | None, int], list[T]],
     start_after: T | None = None,
@@ -55,8 +64,7 @@ def paged(
 ) -> Iterator[T]:
     """Every item of a listing read a page at a time: `fetch(after, limit)` returns up to
     `limit` items after `after` in order; the last item of a page is the next `after`."""
-    if page_size < 1:
-        raise ValueError(f"page_size must be >= 1, not {page_size}")
+    checked_page_size(page_size)
     after = start_after
     while True:
         page = fetch(after, page_size)
@@ -244,8 +252,7 @@ class CatalogReader:
         self, kind: Kind, namespace: str, start_after: str | None, page_size: int
     ) -> Iterator[list[str]]:
         """The pages `iter_names` reads (non-empty ones)."""
-        if page_size < 1:
-            raise ValueError(f"page_size must be >= 1, not {page_size}")
+        checked_page_size(page_size)
         after = start_after
         while True:
             page = self.list_names(kind, namespace, after, page_size)
@@ -343,4 +350,10 @@ class CatalogReader:
             yield ObjectRef(ok.namespace, ok.name, ok.kind), location  # type: ignore[arg-type]
 
     def read_definition(self, ref: ObjectRef, location: str) -> Message:
+        """The definition of `ref` at `location`: a (ref, location) pair a listing gave."""
+        if not isinstance(ref, ObjectRef) or not isinstance(location, str):
+            raise InvalidArgumentError(
+                "read_definition takes a (ref, location) pair from iter_definitions or "
+                f"object_refs, not ({type(ref).__name__}, {type(location).__name__})"
+            )
         return self._decode_of(ref.kind, ref.namespace, ref.name, location)
