@@ -23,6 +23,11 @@ Checks, collecting every problem instead of stopping at the first:
   with their sizes (expiration removes them once older than the grace period), and
   unknown files (never touched by trinityfs).
 
+A file the listing did not show is looked at again before it is called missing (a
+commit that landed after the listing wrote it; an export created again under its name);
+an export root still gone while versions were committed since its record was read is a
+warning (kind "changed"), not an error.
+
 `ok` is False when any error was found; orphans and warnings do not make a lakehouse
 unhealthy. `FsckReport.to_dict()` is the machine-readable form; `exit_status` is 0
 (healthy) or 1 (errors) for scripts.
@@ -182,7 +187,7 @@ def _fsck(engine: Engine, report: FsckReport, threads: int) -> None:
     latest_ldef = ldefs.get(latest_nf.system.get(KEY_LAKEHOUSE_DEF, "")) if latest_nf else None
     records = latest_ldef.exported_snapshots if latest_ldef is not None else {}
     for name, location in sorted(records.items()):
-        check_export(engine, name, location, inventory, live, report, threads)
+        check_export(engine, name, location, inventory, live, report, threads, latest)
 
     # Distributed transactions.
     bound = lifetime_bound(latest_ldef)

@@ -112,8 +112,10 @@ def check_definitions(
             present.append(location)
             continue
         referrer = f"{prefix}{marker.referrer(location) or '?'}"
-        odd = not_a_file(storage, location)
-        if odd is None:
+        odd = look_again(storage, location)
+        if odd is None:  # written since the listing (a commit that landed meanwhile)
+            present.append(location)
+        elif odd == MISSING:
             report.error(
                 "missing", prefix + location, f"definition referenced by {referrer} is missing"
             )
@@ -170,7 +172,9 @@ def check_export(
     live: LiveSet,
     report: FsckReport,
     threads: int,
+    latest: int,
 ) -> None:
+    """Export `name` (recorded at `location` by version `latest`), read like a version."""
     report.exports_checked.append(name)
     storage, root_name = export_storage(engine.storage, location)
     directory = location.rpartition("/")[0]
@@ -188,10 +192,19 @@ def check_export(
         prefix = ""
         marker = live.marker
         keys_of = {}
-    if location not in inventory:
-        odd = not_a_file(engine.storage, location)
-        what = "is missing" if odd is None else f"cannot be read: {odd}"
-        report.error("export", location, f"export {name!r}: root node file {what}")
+    odd = None if location in inventory else look_again(engine.storage, location)
+    if odd == MISSING and engine.roots.latest_from_markers() != latest:
+        # The record was read from `latest`; a drop (record first, then files) or a
+        # create again under the name (files first, then record) committed since.
+        report.warn(
+            "changed",
+            location,
+            f"export {name!r}: root node file {odd}, and versions were committed since "
+            f"its record was read (dropped or created again meanwhile?)",
+        )
+        return
+    if odd is not None:
+        report.error("export", location, f"export {name!r}: root node file {odd}")
         return
     try:
         if directory:
@@ -236,15 +249,19 @@ def _named(key: ObjectKey) -> str:
     return f"{key.kind} {key.namespace}" + ("" if key.name is None else f".{key.name}")
 
 
-def not_a_file(storage: Storage, location: str) -> str | None:
-    """Why a file the listing did not show is there anyway, but is no regular file (a
-    symbolic link, a directory, on the path or at the name: listings skip them, readers
-    refuse them), or None when it is simply missing (or appeared since the listing)."""
+#: `look_again`'s answer for a file that is not there
+MISSING = "is missing"
+
+
+def look_again(storage: Storage, location: str) -> str | None:
+    """A file the listing did not show, looked at again: None when it is there now (a
+    regular file, written since the listing), MISSING, or why readers refuse it (a
+    symbolic link, a directory, on the path or at the name: listings skip them)."""
     try:
         if storage.read_if_regular(location) is None:
             return "is a symbolic link or not a regular file: readers refuse it"
     except StorageFileNotFoundError:
-        return None
+        return MISSING
     except TrinityError as exc:
-        return str(exc)
+        return f"cannot be read: {exc}"
     return None
