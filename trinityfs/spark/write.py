@@ -138,6 +138,7 @@ class TableWriter(DataSourceArrowWriter):
         self.overwrite_mode = "static"  # or "dynamic", or "filter"
         self.overwrite_filter: str | None = None
         self.transaction: str | None = None
+        self._attempted = False  # commit() got as far as committing (reset by commit())
 
     @classmethod
     def plan(cls, opts: SourceOptions, schema: StructType, overwrite: bool) -> TableWriter:
@@ -320,8 +321,15 @@ class TableWriter(DataSourceArrowWriter):
         possibly mid-write). So after removing the files the messages name, sweep the
         job's files by id until none has appeared for ABORT_QUIET_SECONDS (at least
         ABORT_MIN_SECONDS, at most ABORT_MAX_SECONDS).
+
+        A message is None for a task that failed. Spark calls commit() only when every
+        task succeeded, so then no commit of this job was attempted: its files are
+        removed without reading the table (which may not be readable: a catalog
+        transaction closed meanwhile). Otherwise commit() raised, and files of a
+        snapshot of this job that landed must stay.
         """
-        landed = self._landed()
+        tasks_failed = any(m is None for m in messages)
+        landed = False if tasks_failed else self._landed()
         if landed is not False:
             # Spark aborts after a commit that raised, also when its outcome was unknown
             # (AmbiguousWriteError): files a landed snapshot names must stay
@@ -375,6 +383,7 @@ class TableWriter(DataSourceArrowWriter):
 
         files = [f for m in messages if m is not None for f in m.data_files]
         paths = [p for m in messages if m is not None for p in m.paths]
+        self._attempted = False  # set by _commit just before it commits anything
         try:
             self._commit(files)
         except (
@@ -392,6 +401,21 @@ class TableWriter(DataSourceArrowWriter):
                 f"change of the table and its {len(paths)} data files were removed: rerun "
                 f"the job ({type(exc).__name__}: {exc})"
             ) from exc
+        except BaseException:
+            if not self._attempted:
+                # raised before any commit (the catalog transaction closed, the table
+                # unreadable, a filter that no longer binds): nothing of this job can
+                # have landed, and abort() may not be able to read the table to tell
+                self._remove_unlanded(paths)
+            raise
+
+    def _remove_unlanded(self, paths: list[str]) -> None:
+        """Remove the files of this job that no commit can have landed (best effort)."""
+        try:
+            _remove(self._io(self._metadata()), paths)
+            self._sweep()
+        except Exception as exc:  # an unreferenced file harms no reader
+            log.warning("could not remove the files of job %s: %s", self.job_id, exc)
 
     def _conflict(self, why: str) -> TrinityLakeWriteConflict:
         mode = "overwrite" if self.overwrite else "append"
@@ -434,6 +458,7 @@ class TableWriter(DataSourceArrowWriter):
                 for f in files:
                     append.append_data_file(f)
             try:
+                self._attempted = True
                 txn.commit_transaction()
                 if dtxn is not None:
                     dtxn.save()
@@ -475,6 +500,7 @@ class TableWriter(DataSourceArrowWriter):
         with producer:
             for f in files:
                 producer.append_data_file(f)
+        self._attempted = True
         txn.commit_transaction()
         if dtxn is not None:
             dtxn.save()
