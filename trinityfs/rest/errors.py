@@ -119,8 +119,10 @@ def to_rest_error(exc: BaseException) -> RestError:
         # storage trouble, corrupt files: the server's side, not the request's
         log.warning("request failed: %s: %s", type(exc).__name__, exc)
         return RestError(500, "InternalServerError", f"{type(exc).__name__}: {exc}")
-    if isinstance(exc, ValueError | RecursionError):
-        # PyIceberg validates updates and requirements with ValueError
+    if isinstance(exc, ValueError):
+        # PyIceberg validates updates and requirements with ValueError (JSON nested too
+        # deeply is one too, JsonTooDeepError, refused before parsing: trinityfs.jsontext);
+        # a RecursionError is the server's failure, not the request's
         return bad_request(str(exc) or type(exc).__name__)
     log.exception("internal error while serving a request")
     return RestError(500, "InternalServerError", f"internal error: {type(exc).__name__}")
