@@ -530,11 +530,19 @@ class Lakehouse(FrontEndPrimitives):
         dry_run: bool = False,
         *,
         grace_millis: int | None = None,
+        future_stamps: str = "keep",
     ) -> ExpireReport:
         """Expire old versions and collect unreachable files (retention from the
-        LakehouseDef's properties unless given; grace defaults to txn_ttl_millis)."""
+        LakehouseDef's properties unless given; grace defaults to txn_ttl_millis).
+        `future_stamps="store-time"` ages versions stamped in the future by the store's
+        time of their roots instead of keeping them until this clock passes the stamps."""
         return _expire_versions(
-            self.engine, max_age_millis, min_versions, dry_run, grace_millis=grace_millis
+            self.engine,
+            max_age_millis,
+            min_versions,
+            dry_run,
+            grace_millis=grace_millis,
+            future_stamps=future_stamps,
         )
 
     def begin_distributed(

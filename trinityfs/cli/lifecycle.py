@@ -46,6 +46,14 @@ def register(add: AddCommand) -> None:
         metavar="DURATION",
         help="never delete files younger than this (default: the transaction lifetime)",
     )
+    p.add_argument(
+        "--future-stamps",
+        choices=["keep", "store-time"],
+        default="keep",
+        help="versions stamped in the future (a writer's clock ran ahead): keep them until "
+        "this clock passes their stamps (keep, the default), or age them by when the store "
+        "wrote their roots (store-time)",
+    )
     p.add_argument("-n", "--dry-run", action="store_true", help="report, delete nothing")
 
     add("fsck", cmd_fsck, "check every kept version, export and transaction")
@@ -209,7 +217,13 @@ def expire_lines(data: dict[str, Any]) -> list[str]:
 
 
 def cmd_expire(ctx: Context, args: argparse.Namespace) -> int:
-    report = ctx.lake.expire(args.max_age, args.min_versions, args.dry_run, grace_millis=args.grace)
+    report = ctx.lake.expire(
+        args.max_age,
+        args.min_versions,
+        args.dry_run,
+        grace_millis=args.grace,
+        future_stamps=args.future_stamps,
+    )
     ctx.fs.invalidate_cache()
     data = report.to_dict(files=False)
     policy = getattr(report.policy, "margin_millis", None)

@@ -131,6 +131,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 
 from trinityfs.errors import CorruptFileError, StorageFileNotFoundError
 from trinityfs.format.paths import OLDEST_VERSION, parse_root_node_file
@@ -149,7 +150,7 @@ from trinityfs.lifecycle.inventory import Inventory
 from trinityfs.lifecycle.mark import DEFAULT_THREADS
 from trinityfs.lifecycle.markers import assess
 from trinityfs.lifecycle.retention import ExpireReport, RetentionPolicy, oldest_to_keep, stamps_of
-from trinityfs.lifecycle.stamps import clock_ahead, future_stamp
+from trinityfs.lifecycle.stamps import KEEP, clock_ahead, future_stamp, store_aged
 from trinityfs.txn.engine import Engine, now_millis
 
 log = logging.getLogger(__name__)
@@ -167,8 +168,11 @@ def expire(
     *,
     grace_millis: int | None = None,
     threads: int = DEFAULT_THREADS,
+    future_stamps: str = KEEP,
 ) -> ExpireReport:
-    """Expire old versions and collect unreachable files (see the module docstring)."""
+    """Expire old versions and collect unreachable files (see the module docstring).
+    `future_stamps`: "keep" (default) ages versions stamped in the future by their
+    stamps, "store-time" by the store's time of their roots (`stamps.store_aged`)."""
     storage = engine.storage
     requests_before = storage.stats.snapshot()
     started = time.perf_counter()
@@ -176,7 +180,9 @@ def expire(
     roots = engine.roots
     latest = roots.latest_version()  # probed: the roots decide, markers only start it
     latest_ldef = engine.snapshot(latest).lakehouse_def
-    policy = RetentionPolicy.of(latest_ldef, max_age_millis, min_versions, grace_millis)
+    policy = RetentionPolicy.of(
+        latest_ldef, max_age_millis, min_versions, grace_millis, future_stamps
+    )
     # By this clock first. Moving the cutoff back (`clock_ahead`) only keeps more, so
     # the store is probed only when this clock would delete something.
     cutoff = now - policy.grace_millis - policy.margin_millis
@@ -207,12 +213,21 @@ def expire(
     # 2. the oldest version to keep: never above the latest min_versions
     created = stamps_of(engine)
     listed = inventory.roots()
+    future = future_stamp(created, previous_oldest, latest, now)
 
-    def choose(cutoff: int) -> tuple[int, str, list[StoredTransaction]]:
+    def ages(ahead: int) -> Callable[[int], int]:
+        if future is None or policy.future_stamps == KEEP:
+            return created
+        first = future.version
+        floor = created(first - 1) if first > previous_oldest else 0
+        stored = {v: int(f.mtime * 1000) for v, f in listed.items() if f.mtime is not None}
+        return store_aged(created, first, floor, latest, stored.get, ahead, now)
+
+    def choose(cutoff: int, ahead: int = 0) -> tuple[int, str, list[StoredTransaction]]:
         live_txns = [t for t in transactions if t.live(cutoff)]
         bases = [t.base_version for t in live_txns]
         keep_from, kept_by = oldest_to_keep(
-            created, previous_oldest, latest, now, policy, cutoff, bases
+            ages(ahead), previous_oldest, latest, now, policy, cutoff, bases
         )
         protected = max(latest - policy.min_versions + 1, 0)
         if keep_from > protected:  # whatever the marker says
@@ -231,7 +246,7 @@ def expire(
         )
         if ahead:
             cutoff -= ahead
-            keep_from, kept_by, live_txns = choose(cutoff)
+            keep_from, kept_by, live_txns = choose(cutoff, ahead)
             old_roots = [(v, f) for v, f in old_roots if v < keep_from]
     # Roots in keep_from..previous_oldest-1 (min_versions under a true marker) stay, but
     # readers refuse them: report what is readable, count what this run made unreadable.
@@ -239,9 +254,11 @@ def expire(
     why = kept_by if readable == keep_from else "marker"
     report = ExpireReport(dry_run, latest, previous_oldest, readable, why, policy, cutoff)
     report.marker_problems = [f"{loc}: {msg}" for _sev, loc, msg in markers.problems]
-    report.future_stamp = future_stamp(created, previous_oldest, latest, now)
-    if report.future_stamp is not None:
-        log.warning(report.future_stamp.message(policy.max_age_millis))
+    report.future_stamp = future
+    if future is not None and policy.future_stamps == KEEP:
+        log.warning(future.message(policy.max_age_millis))
+    elif future is not None:
+        log.warning(future.store_time_message())
     phase("choose")
 
     # 3. the marker first (repaired when it lies), 4. then the roots below it

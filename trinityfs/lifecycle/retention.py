@@ -16,7 +16,7 @@ from trinityfs.format.definitions import (
 from trinityfs.format.keys import KEY_CREATED_AT_MILLIS
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
 from trinityfs.lifecycle.inventory import ROOT, StoredFile
-from trinityfs.lifecycle.stamps import FutureStamp, first_holding
+from trinityfs.lifecycle.stamps import FUTURE_STAMP_MODES, KEEP, FutureStamp, first_holding
 from trinityfs.txn.backoff import commit_window_millis
 from trinityfs.txn.engine import Engine
 
@@ -29,6 +29,9 @@ class RetentionPolicy:
     min_versions: int
     grace_millis: int  # in effect: never below the floor
     grace_floor_millis: int = 0  # the longest a commit may take (retry budget, txn TTL)
+    #: "keep": versions stamped in the future are aged by their stamps (kept until this
+    #: clock passes them); "store-time": by the store's time of their roots
+    future_stamps: str = KEEP
 
     @property
     def margin_millis(self) -> int:
@@ -42,6 +45,7 @@ class RetentionPolicy:
         max_age_millis: int | None = None,
         min_versions: int | None = None,
         grace_millis: int | None = None,
+        future_stamps: str = KEEP,
     ) -> RetentionPolicy:
         """The LakehouseDef's settings, with the given overrides."""
         props = ldef.properties
@@ -60,9 +64,14 @@ class RetentionPolicy:
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
                 raise InvalidArgumentError(f"{name} must be an int >= {minimum}, got {value!r}")
+        if future_stamps not in FUTURE_STAMP_MODES:
+            raise InvalidArgumentError(
+                f"future_stamps must be one of {', '.join(FUTURE_STAMP_MODES)}, "
+                f"got {future_stamps!r}"
+            )
         # A commit in flight may have written its files up to this long ago.
         floor = commit_window_millis(ldef)
-        return cls(max_age_millis, min_versions, max(grace_millis, floor), floor)
+        return cls(max_age_millis, min_versions, max(grace_millis, floor), floor, future_stamps)
 
 
 @dataclass
@@ -128,6 +137,7 @@ class ExpireReport:
                 "min_versions": self.policy.min_versions,
                 "grace_millis": self.policy.grace_millis,
                 "grace_floor_millis": self.policy.grace_floor_millis,
+                "future_stamps": self.policy.future_stamps,
             },
             "cutoff_millis": self.cutoff_millis,
             "files_removed": self.files_removed,

@@ -4,9 +4,12 @@ A version's ``created_at_millis`` is its writer's clock, and every later version
 stamped after it (max(now, previous + 1)). One writer a year ahead makes that version
 and every later one look younger than the max age and the grace period for a year, so
 expiration by age keeps them until this clock passes the stamp: storage grows, quietly.
-Expiration never guesses another age for them (deleting on a guess is not undoable);
-it and fsck say which version is stamped how far ahead (docs/FORMAT-CHOICES.md,
-"Versions stamped in the future").
+By default expiration never guesses another age for them (deleting on a guess is not
+undoable); it and fsck say which version is stamped how far ahead, and name the way out:
+``future_stamps="store-time"`` (``trinityfs expire --future-stamps store-time``) ages
+such versions by the time the store gave their roots (`store_aged`), the clock the
+sweep already trusts for every other file (docs/FORMAT-CHOICES.md, "Versions stamped in
+the future").
 
 The other way round, an expiring process whose clock runs ahead of the store's would see
 the writers' young files (stamped by the store) as old: `clock_ahead` measures it on the
@@ -28,6 +31,10 @@ log = logging.getLogger(__name__)
 #: a stamp this far after this clock's now is "in the future" (the same minute time
 #: travel allows, trinityfs/catalog/versions.py CLOCK_SKEW_MILLIS)
 FUTURE_STAMP_MILLIS = 60_000
+#: what expiration does with versions stamped in the future: age them by their stamps
+#: (keep them until this clock passes), or by the store's time of their roots
+KEEP, STORE_TIME = "keep", "store-time"
+FUTURE_STAMP_MODES = (KEEP, STORE_TIME)
 
 
 @dataclass(frozen=True)
@@ -52,7 +59,17 @@ class FutureStamp:
             f"version {self.version} is stamped {self.created_at_millis} "
             f"({_iso(self.created_at_millis)}), {_span(self.ahead_millis)} ahead of this "
             f"clock (a writer's clock ran ahead): expiration by age keeps it and every "
-            f"later version until this clock passes {until}"
+            f"later version until this clock passes {until}; `expire --future-stamps "
+            f"store-time` ages them by the store's time of their roots instead"
+        )
+
+    def store_time_message(self) -> str:
+        """One line for a run that aged them by the store's time (`STORE_TIME`)."""
+        return (
+            f"version {self.version} is stamped {self.created_at_millis} "
+            f"({_iso(self.created_at_millis)}), {_span(self.ahead_millis)} ahead of this "
+            f"clock: it and every later version were aged by the store's time of their roots "
+            f"(--future-stamps store-time)"
         )
 
     def to_dict(self) -> dict:
@@ -72,6 +89,35 @@ def future_stamp(
     if first > latest:
         return None
     return FutureStamp(first, created(first), now)
+
+
+def store_aged(
+    created: Callable[[int], int],
+    first: int,
+    floor: int,
+    latest: int,
+    store_millis: Callable[[int], int | None],
+    ahead: int,
+    now: int,
+) -> Callable[[int], int]:
+    """created(v), except from `first` (the first version stamped in the future) on:
+    the time the store gave v's root (`store_millis`, its mtime) plus how far this clock
+    runs ahead of the store's (`ahead`), never below `floor` (the stamp before `first`)
+    and never going down from one version to the next (a running maximum), so that
+    bisection over it stays valid. A root with no store time (not listed: newer than the
+    listing; a store that keeps none) counts as created `now`. Each adjustment only makes
+    a version look younger: what it keeps is never less than the store says."""
+    ages: list[int] = []
+    running = floor
+    for version in range(first, latest + 1):
+        stored = store_millis(version)
+        running = max(running, now if stored is None else stored + ahead)
+        ages.append(running)
+
+    def aged(version: int) -> int:
+        return created(version) if version < first else ages[version - first]
+
+    return aged
 
 
 def first_holding(
