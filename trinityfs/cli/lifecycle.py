@@ -195,6 +195,8 @@ def expire_lines(data: dict[str, Any]) -> list[str]:
     )
     if margin:
         rule += f" (+ {duration_text(margin)} clock margin)"
+    if policy.get("future_stamps") == "store-time":
+        rule += "; versions stamped in the future aged by the store's time"
     lines.append(rule)
     floor = policy.get("grace_floor_millis")
     if floor and grace == floor:
