@@ -11,8 +11,13 @@ duration, one that lost `PRIORITY_LOSSES` races does not wait at all, so it read
 new version first and its root lands first. Under recent contention a fresh commit
 (no loss yet) waits longest, so the writer that just won does not win again ahead of
 the ones it beat. Waits are measured in this process's own attempt durations (an
-attempt is milliseconds on a local disk, a fraction of a second on S3), jittered so
-equal-priority writers do not collide again, and capped (`BACKOFF_CAP_SECONDS`).
+attempt, building the root and creating it, is milliseconds on a local disk, tens of
+milliseconds on S3; catching up with the versions a lost race brought is not part of
+it), jittered so equal-priority writers do not collide again, and capped
+(`BACKOFF_CAP_SECONDS`). What was lost lately is shared by every handle of one
+lakehouse in a process (`contention_of`); writers in other processes learn of each
+other only by losing races, so the catch-up after one is kept short
+(`RootStore.newer_versions`).
 
 No writer is ever blocked by another: waiting is voluntary, and a commit keeps trying
 until its budget (`COMMIT_BUDGET_SECONDS`) runs out rather than after a fixed number of
@@ -25,9 +30,13 @@ from __future__ import annotations
 import random
 import threading
 import time
-import weakref
+from typing import TYPE_CHECKING
 
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
+from trinityfs.lru import LRU
+
+if TYPE_CHECKING:
+    from trinityfs.txn.engine import Engine
 
 #: The longest one commit keeps retrying after writing its files (documented budget).
 COMMIT_BUDGET_SECONDS = 120.0
@@ -80,16 +89,20 @@ class Contention:
         return span * (PRIORITY_LOSSES - losses + random.random()) / PRIORITY_LOSSES
 
 
-_contention: weakref.WeakKeyDictionary[object, Contention] = weakref.WeakKeyDictionary()
+_contention: LRU[str, Contention] = LRU(256)
 _contention_lock = threading.Lock()
 
 
-def contention_of(owner: object) -> Contention:
-    """The Contention record of one engine (created on first use)."""
+def contention_of(engine: Engine) -> Contention:
+    """The Contention record of one lakehouse in this process (created on first use):
+    shared by every handle open on its URL. Kept per handle, a writer that won every
+    race never saw that another handle of the same process kept losing, and never
+    yielded to it (on S3 a thread committing on its own handle lost for seconds)."""
     with _contention_lock:
-        found = _contention.get(owner)
+        found = _contention.get(engine.storage.url)
         if found is None:
-            found = _contention[owner] = Contention()
+            found = Contention()
+            _contention.put(engine.storage.url, found)
         return found
 
 

@@ -34,7 +34,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from trinityfs.errors import (
     CorruptFileError,
@@ -427,6 +427,45 @@ class RootStore:
             known = self._gallop(known + 1)
         self._confirm(known, started)
         return known
+
+    def newer_versions(self, base: int) -> Iterator[int]:
+        """Versions base+1, base+2, ... up to the latest, each yielded once its root is
+        loaded (kept decoded): how a commit that lost a race catches up. The read that
+        finds the next root missing ends it, so nothing is between learning the latest
+        version and creating the next root but building it. (Galloping to the latest
+        and then reading the roots skipped left one read per new version in between,
+        in which a writer committing on its confirmed base landed again: on S3 such a
+        loser lost race after race, for minutes.)
+
+        That missing root is trusted like the probe of `latest_version`: it extends a
+        latest version confirmed within the trust window (by the full path when there
+        is none), whose next root was missing then, so the roots found since were
+        created since and none is expired. A root missing at or below that version:
+        VersionNotFoundError (expired)."""
+        since = self._clock()
+        known, confirmed = self._trust
+        if known is None or since - confirmed >= self._window:
+            known = self.latest_from_markers()
+        else:
+            since = confirmed
+        version = base + 1
+        while True:
+            at = self._clock()
+            if version > known:
+                try:
+                    self.load(version)
+                except VersionNotFoundError:
+                    if at - since < self._window:
+                        self._confirm(version - 1, at)
+                        return
+                    since, known = at, self.latest_from_markers()  # the window ran out
+                    if known < version:
+                        return
+                    continue
+            else:
+                self.load(version)
+            yield version
+            version += 1
 
     def latest_from_markers(self) -> int:
         """Hint (or oldest marker, or 0), then gallop forward to the first missing root.

@@ -159,9 +159,9 @@ class Transaction(Staged):
         if backoff.should_defer_fresh() and not self.source_may_be_old:
             # yield to the commits that lost races lately, then start from the latest
             backoff.sleep(self._deadline)
-            backoff.start_attempt()
             base, ldef_location = self._rebase(base, ldef_location)
             self._ldef_location = ldef_location
+            backoff.start_attempt()
         while True:
             self.attempts += 1
             version = base.version + 1
@@ -200,9 +200,11 @@ class Transaction(Staged):
             # Back off before reading the latest version, not between reading and using
             # it: a version read before the sleep is taken by whoever committed during it.
             backoff.sleep(self._deadline)
-            backoff.start_attempt()
             base, ldef_location = self._rebase(base, ldef_location)
             self._ldef_location = ldef_location
+            # an attempt is timed from here: catching up with the versions it lost to
+            # is no part of the race, and waits scaled by it grew with the backlog
+            backoff.start_attempt()
             self.replays += 1
             blocked.lost(version, base.version, self._deadline)  # no winner seen: wait
 
@@ -456,7 +458,27 @@ class Transaction(Staged):
     def _rebase(self, base: Snapshot, ldef_location: str) -> tuple[Snapshot, str]:
         """After a lost race: validate against every newer version, then move onto it."""
         engine = self.engine
-        latest = engine.roots.latest_version()
+        serializable = self.isolation == _SERIALIZABLE
+        latest = engine.roots.trusted_latest()
+        if latest is None:
+            latest = engine.roots.latest_version()
+        if latest >= base.version:
+            latest = base.version
+            try:
+                # one read per new root, validated as it comes; the read that finds the
+                # next root missing is the last request before the create (fairness)
+                for version in engine.roots.newer_versions(base.version):
+                    latest = version
+                    if engine.snapshot(version).lakehouse_def.id != base.lakehouse_def.id:
+                        break  # replaced: said below
+                    self.deps.validate(version, engine.changes(version), serializable)
+            except VersionNotFoundError as exc:
+                self.closed = True
+                raise TransactionExpiredError(
+                    f"versions after {base.version}, the base of this transaction, were "
+                    f"expired before it could be validated against them ({exc}); nothing "
+                    "was committed"
+                ) from None
         new_base = engine.snapshot(latest)
         if latest < base.version or new_base.lakehouse_def.id != base.lakehouse_def.id:
             self.closed = True
@@ -466,16 +488,6 @@ class Transaction(Staged):
                 f"version {base.version} of {base.lakehouse_def.id!r}): it was removed or "
                 "replaced while open (open it again); nothing was committed"
             )
-        serializable = self.isolation == _SERIALIZABLE
-        try:
-            for version in range(base.version + 1, latest + 1):
-                self.deps.validate(version, engine.changes(version), serializable)
-        except VersionNotFoundError as exc:
-            self.closed = True
-            raise TransactionExpiredError(
-                f"versions after {base.version}, the base of this transaction, were expired "
-                f"before it could be validated against them ({exc}); nothing was committed"
-            ) from None
         if self.new_lakehouse_def is None:
             ldef_location = new_base.lakehouse_def_location
         if new_base.lakehouse_def.order != base.lakehouse_def.order:
