@@ -231,8 +231,6 @@ def main(
         return fail(message(exc), 1)
     except (TrinityError, OSError, ValueError, LookupError) as exc:
         return fail(message(exc), 1)
-    except RecursionError:  # input nested deeper than Python follows: not a bug of ours
-        return fail("input nested too deeply to process (deeper than Python's recursion limit)", 1)
     except Exception as exc:  # a bug: still one line, unless debugging
         if os.environ.get(DEBUG_ENV):
             raise
