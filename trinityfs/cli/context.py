@@ -4,7 +4,6 @@ version selectors, exact names versus glob patterns, confirmations."""
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 from collections.abc import Sequence
@@ -123,8 +122,6 @@ class Context:
         if self._fs is None:
             from trinityfs.fs.spec import TrinityFileSystem
 
-            refuse_a_file_as_root(self.root)
-
             self._fs = TrinityFileSystem(
                 root=self.root, storage_options=self.storage_options, skip_instance_cache=True
             )
@@ -153,15 +150,6 @@ class Context:
         answer = self.stdin.readline().strip().lower()
         if answer not in ("y", "yes"):
             raise Refused(f"{refusal}: not confirmed, nothing changed")
-
-
-def refuse_a_file_as_root(root: str) -> None:
-    """A local root that is a file: say so, not "exists of '_0000...arrow' failed"."""
-    if "://" in root and not root.startswith("file://"):
-        return
-    path = root.removeprefix("file://")
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise NotADirectoryError(f"no lakehouse at {root}: it is a file, not a directory")
 
 
 def resolve_version(lake: Lakehouse, text: str) -> int:
@@ -212,7 +200,6 @@ __all__ = [
     "expand",
     "has_glob",
     "key_value",
-    "refuse_a_file_as_root",
     "resolve_version",
     "storage_options",
 ]

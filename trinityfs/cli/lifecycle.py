@@ -248,9 +248,6 @@ def _versions_text(versions: tuple[int, ...]) -> str:
 def cmd_fsck(ctx: Context, args: argparse.Namespace) -> int:
     from trinityfs.catalog import Lakehouse
 
-    from .context import refuse_a_file_as_root
-
-    refuse_a_file_as_root(ctx.root)
     report = Lakehouse.fsck_at(ctx.root, storage_options=ctx.storage_options)
     if report.latest_version is None:  # no root at all: the one line every command gives
         from trinityfs.errors import LakehouseNotFoundError

@@ -134,6 +134,11 @@ class RootDir:
                     if self.was_opened():
                         raise self._gone("was removed") from None
                     raise
+                except NotADirectoryError:  # said once here, for every front end
+                    why = "it is" if os.path.isfile(self.path) else "its path holds"
+                    raise LakehouseNotFoundError(
+                        f"no lakehouse at {self.path}: {why} a file, not a directory"
+                    ) from None
                 try:
                     st = os.fstat(new)
                     if self.was_opened() and (st.st_dev, st.st_ino) != self._identity:
