@@ -30,6 +30,7 @@ from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
 
 from trinityfs.catalog import CatalogTransaction
 from trinityfs.catalog.definitions import TableDef
+from trinityfs.catalog.names import check_new_name
 from trinityfs.iceberg.errors import iceberg_errors
 from trinityfs.iceberg.multitable import delete_quietly
 from trinityfs.iceberg.objects import iceberg_table
@@ -121,6 +122,14 @@ class TablesMixin:
         except NoSuchTableError:
             return False
 
+    def check_new_table_name(self, ns: str, name: str) -> None:
+        """InvalidNameError (a ValueError; NameTooLongError for its length) for a table
+        name the catalog would refuse to create, checked before any file is written for
+        it (a lookup treats a name no table can have as missing: `name_taken`)."""
+        with iceberg_errors(f"table {ns}.{name}", table=f"{ns}.{name}"):
+            self._view().object_location("table", ns, name)  # characters and length
+            check_new_name("table", name)  # reserved names, Unicode NFC
+
     def create_table(
         self,
         identifier: str | Identifier,
@@ -144,6 +153,7 @@ class TablesMixin:
         ns, name = self._table_ref(identifier)
         if not self.namespace_exists((ns,)):  # a tuple: a dot in the name is no level
             raise NoSuchNamespaceError(f"Namespace does not exist: {ns}")
+        self.check_new_table_name(ns, name)
         if self.name_taken((ns, name)):
             raise TableAlreadyExistsError(f"Table {ns}.{name} already exists")
         location = self.check_location(

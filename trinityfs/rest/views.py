@@ -29,8 +29,10 @@ from pyiceberg.schema import Schema
 from pyiceberg.view.metadata import ViewHistoryEntry, ViewMetadata, ViewVersion
 
 from trinityfs.catalog import CatalogSnapshot, CatalogTransaction
+from trinityfs.catalog.names import check_new_name
 from trinityfs.errors import InvalidNameError
 from trinityfs.iceberg.errors import iceberg_errors
+from trinityfs.iceberg.multitable import delete_quietly
 from trinityfs.iceberg.objects import view_location
 from trinityfs.iceberg.pointer import view_definition
 from trinityfs.rest import requests as rq
@@ -158,6 +160,9 @@ class ViewService:
         try:
             if not snap.namespace_exists(ns):
                 raise NoSuchNamespaceError(f"Namespace does not exist: {ns}")
+            # the catalog's name rules (length, characters, NFC) before a file is written
+            snap.object_location("view", ns, name)
+            check_new_name("view", name)
         except InvalidNameError as exc:
             raise bad_request(str(exc)) from None
         if snap.object_kind(ns, name) is not None:
@@ -179,7 +184,12 @@ class ViewService:
         def change(txn: CatalogTransaction) -> None:
             txn.create_view(ns, name, self._definition(metadata_location))
 
-        self._commit(change, ns, name)
+        try:
+            self._commit(change, ns, name)
+        except (CommitFailedException, ViewAlreadyExistsError, NoSuchNamespaceError, ValueError):
+            # known not committed: the metadata file written for it goes (as for tables)
+            delete_quietly(self._io(metadata_location), metadata_location)
+            raise
         return self._result(metadata_location, metadata)
 
     def _check_properties(self, props: dict[str, str]) -> None:

@@ -197,6 +197,7 @@ class TableWriter(DataSourceArrowWriter):
             location = catalog.check_location(
                 catalog._resolve_table_location(None, ns, name), f"table {ns}.{name}: location"
             )
+            catalog.check_new_table_name(ns, name)  # before any task writes a file for it
             iceberg_schema = iceberg_schema_from_spark(schema)
             metadata = new_table_metadata(
                 schema=iceberg_schema,
