@@ -45,3 +45,14 @@ def test_loads_passes_malformed_text_and_options_through_to_json():
     with pytest.raises(json.JSONDecodeError):
         jsontext.loads("[1,")
     assert jsontext.loads('{"a": 1, "a": 2}', object_pairs_hook=list) == [("a", 1), ("a", 2)]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-16-le", "utf-16-be", "utf-32-le"])
+def test_bytes_are_measured_in_the_encoding_json_would_read_them_in(encoding):
+    # In UTF-16/32, U+4E22 has a byte 0x22 (a quote): measured as raw bytes, the deep
+    # brackets after it looked like the inside of a string (review6 F1).
+    data = ('["\u4e22", ' + "[" * 100_000 + "]" * 100_000 + ', "x"]').encode(encoding)
+    assert jsontext.nests_deeper_than(data, 64)
+    with pytest.raises(JsonTooDeepError):
+        jsontext.loads(data)
+    assert jsontext.loads('["\u4e22", [[1]]]'.encode(encoding)) == ["\u4e22", [[1]]]

@@ -24,11 +24,11 @@ _NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
 
 def nests_deeper_than(text: str | bytes | bytearray, limit: int) -> bool:
     """Whether JSON `text` opens more than `limit` arrays or objects inside each other,
-    told without parsing it (brackets inside strings do not count)."""
+    told without parsing it (brackets inside strings do not count). Bytes are read in the
+    encoding json.loads would detect (UTF-8, -16 or -32): in UTF-16 a character such as
+    U+4E22 has a quote byte, so measuring the raw bytes could miss the brackets."""
     if not isinstance(text, str):
-        # Latin-1 maps every byte to one character; a UTF-8 byte of a multi-byte
-        # character is never a bracket, quote or backslash, so the count is the same.
-        text = bytes(text).decode("latin-1")
+        text = _decoded(bytes(text))
     if text.count("[") + text.count("{") <= limit:
         return False
     depth = 0
@@ -39,11 +39,23 @@ def nests_deeper_than(text: str | bytes | bytearray, limit: int) -> bool:
     return False
 
 
+def _decoded(data: bytes) -> str:
+    """`data` as json.loads decodes it; bytes it cannot decode are measured as Latin-1
+    (one character per byte), since json.loads then refuses them before parsing."""
+    try:
+        return data.decode(json.detect_encoding(data), "surrogatepass")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
 def loads(
     text: str | bytes | bytearray, *, max_depth: int = DEFAULT_MAX_DEPTH, **kwargs: Any
 ) -> Any:
     """`json.loads` that refuses, with JsonTooDeepError (a ValueError), text nesting deeper
     than `max_depth`; malformed text raises json.JSONDecodeError as json.loads does."""
+    if not isinstance(text, str):
+        data = bytes(text)
+        text = data.decode(json.detect_encoding(data), "surrogatepass")  # as json.loads
     if nests_deeper_than(text, max_depth):
         raise JsonTooDeepError(max_depth)
     return json.loads(text, **kwargs)

@@ -24,3 +24,13 @@ def test_a_deep_storage_options_property_is_a_value_error_naming_the_property(tm
 def test_a_deep_stored_dependencies_row_is_a_corrupt_file():
     with pytest.raises(CorruptFileError, match=r"txn/t1.*dependencies row.*nested"):
         dependencies_from_json('{"written": ' + DEEP + "}", "txn/t1")
+
+
+def test_a_deep_utf16_rest_body_is_400_not_a_recursion_error():
+    from trinityfs.rest.errors import RestError
+    from trinityfs.rest.requests import json_object
+
+    body = ('{"namespace": ["\u4e22"], "properties": ' + DEEP + ', "x": "y"}').encode("utf-16-le")
+    with pytest.raises(RestError) as caught:
+        json_object(body)
+    assert caught.value.status == 400 and "nests deeper" in str(caught.value)
