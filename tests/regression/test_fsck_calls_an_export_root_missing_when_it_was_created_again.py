@@ -103,3 +103,33 @@ def test_definitions_of_a_commit_landing_after_the_listing_are_not_missing(
     assert landed
     assert report.ok
     assert not report.warnings, [p.to_dict() for p in report.warnings]
+
+
+def test_export_root_deleted_between_listing_and_reading_is_no_error(tmp_path, monkeypatch) -> None:
+    """Listed, then dropped (and created again) right before fsck reads it: a full
+    export's root is named after its version, so both passes may meet the same name
+    ("export 'r1': root unreadable" in life6's probe, moto S3 and local)."""
+    mark = importlib.import_module("trinityfs.lifecycle.mark")
+    lake = _lake(tmp_path)
+    version = lake.latest_version()
+    lake.export("r1", version, mode="full")
+    other = Lakehouse.open(lake.url, storage_options={"fsync": False})
+    real = mark.Marker.mark_root
+    churned = []
+
+    def mark_root(self, location):
+        if location.startswith("_0") or "/" in location:  # not the lakehouse's own roots
+            return real(self, location)
+        if self.storage.url.rstrip("/").endswith("_exports/r1"):
+            other.drop_export("r1")
+            churned.append(location)
+            try:
+                return real(self, location)
+            finally:
+                other.export("r1", version, mode="full")
+        return real(self, location)
+
+    monkeypatch.setattr(mark.Marker, "mark_root", mark_root)
+    report = lake.fsck()
+    assert churned
+    assert report.ok, [p.to_dict() for p in report.errors]

@@ -193,15 +193,7 @@ def check_export(
         marker = live.marker
         keys_of = {}
     odd = None if location in inventory else look_again(engine.storage, location)
-    if odd == MISSING and engine.roots.latest_from_markers() != latest:
-        # The record was read from `latest`; a drop (record first, then files) or a
-        # create again under the name (files first, then record) committed since.
-        report.warn(
-            "changed",
-            location,
-            f"export {name!r}: root node file {odd}, and versions were committed since "
-            f"its record was read (dropped or created again meanwhile?)",
-        )
+    if odd == MISSING and _changed_since(engine, latest, name, location, report):
         return
     if odd is not None:
         report.error("export", location, f"export {name!r}: root node file {odd}")
@@ -214,7 +206,10 @@ def check_export(
     except TrinityError as exc:
         report.error("export", location, f"export {name!r}: {exc}")
         return
-    if nf is None:
+    if nf is None:  # listed, then unreadable: dropped (and created again) meanwhile?
+        if _changed_since(engine, latest, name, location, report):
+            marker.missing = [(loc, by) for loc, by in marker.missing if loc != location]
+            return
         report.error("export", location, f"export {name!r}: root unreadable")
         return
     version = export_root_version(root_name, nf)
@@ -247,6 +242,24 @@ def add_keys_of(keys_of: dict[str, set[str]], nf: NodeFile) -> None:
 def _named(key: ObjectKey) -> str:
     """`ns` or `ns.name`, with the kind: how messages name an object."""
     return f"{key.kind} {key.namespace}" + ("" if key.name is None else f".{key.name}")
+
+
+def _changed_since(
+    engine: Engine, latest: int, name: str, location: str, report: FsckReport
+) -> bool:
+    """Whether versions were committed since export `name`'s record was read from
+    `latest` (then its missing root is a "changed" warning, said here): a drop removes
+    the record first, then the files; a create again under the name writes the files
+    first, then the record."""
+    if engine.roots.latest_from_markers() == latest:
+        return False
+    report.warn(
+        "changed",
+        location,
+        f"export {name!r}: root node file missing or unreadable, and versions were "
+        f"committed since its record was read (dropped or created again meanwhile?)",
+    )
+    return True
 
 
 #: `look_again`'s answer for a file that is not there
