@@ -28,17 +28,31 @@ from trinityfs.lru import LRU
 MAX_PROCESSES = 256
 MAX_PATHS = 64
 MAX_AGE = 12 * 3600.0
+PROCESS_SECONDS = 1.0  # how long a pid is taken to name the same process (process_of)
 
 Process = tuple[int, int]  # (process id, start time in clock ticks since boot)
 Key = tuple[str, str]  # (namespace, name)
+
+_RECENT: LRU[int, tuple[Process, float]] = LRU(1024)  # pid -> (process, when read)
 
 
 def process_of(pid: int) -> Process | None:
     """The process (thread group) of the thread `pid` that made a FUSE request, with its
     start time so a reused pid is another process; None when unknown (pid 0: the kernel,
-    or a request with no caller)."""
+    or a request with no caller). Remembered for `PROCESS_SECONDS` per pid: a tool that
+    opens many files (`cat *`, `grep -r`, rsync) reads /proc once, not twice per file."""
     if pid <= 0:
         return None
+    now = time.monotonic()
+    hit = _RECENT.get(pid)
+    if hit is not None and now - hit[1] < PROCESS_SECONDS:
+        return hit[0]
+    process = _read_process(pid)
+    _RECENT.put(pid, (process, now))
+    return process
+
+
+def _read_process(pid: int) -> Process:
     tgid = pid
     try:
         with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:
@@ -57,7 +71,7 @@ def _alive(process: Process) -> bool:
     tgid, start = process
     if start == 0:
         return os.path.exists(f"/proc/{tgid}")
-    return process_of(tgid) == process
+    return _read_process(tgid) == process
 
 
 @dataclass(frozen=True)
