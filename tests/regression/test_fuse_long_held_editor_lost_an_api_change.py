@@ -168,3 +168,30 @@ def test_what_a_process_was_shown_or_wrote_itself_is_no_conflict(lake, tmp_path)
         _api_replace(lake)
         subprocess.run(["cp", str(source), str(path)], check=True)
         assert _format(lake) == "ICEBERG"
+
+
+def test_a_process_that_removed_or_moved_it_itself_writes_it_again(lake, tmp_path):
+    """Guard: read t, remove it, write t anew (or move another table onto it, then
+    write it) in one process: its own change is no change it did not see."""
+    with mounted(lake, tmp_path / "mnt", "-o", "latest_ttl=0") as mount:
+        path = mount.path / "ns" / "t"
+        code = textwrap.dedent(
+            """
+            import os, sys
+            path = sys.argv[1]
+            seen = open(path, "rb").read()
+            os.remove(path)
+            with open(path, "wb") as f:
+                f.write(seen.replace(b'"ICEBERG"', b'"DELTA"'))
+            seen = open(path, "rb").read()
+            other = os.path.join(os.path.dirname(path), "u")
+            with open(other, "wb") as f:
+                f.write(seen.replace(b'"DELTA"', b'"HUDI"'))
+            os.rename(other, path)
+            with open(path, "wb") as f:
+                f.write(seen.replace(b'"DELTA"', b'"PAIMON"'))
+            """
+        )
+        done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True)
+        assert done.returncode == 0, done.stderr
+        assert _format(lake) == "PAIMON"

@@ -93,6 +93,7 @@ class EntryOpsMixin:
                 return 0
             raise _os_error(errno.ENOENT, "no such table or view", path)
         self._commit(f"rm {tp.namespace}/{tp.name}", lambda txn: self.model.remove(txn, *key))
+        self._served.forget(self._process(), key)  # its own removal is no change unseen
         self._orphan(key)
         return 0
 
@@ -190,6 +191,9 @@ class EntryOpsMixin:
             f"mv {skey[0]}/{skey[1]} {dkey[0]}/{dkey[1]}",
             lambda txn: self.model.move(txn, skey, dkey),  # id kept; dkey replaced
         )
+        process = self._process()
+        for key in (skey, dkey):  # moved by this process: no change it did not see
+            self._served.forget(process, key)
         with self._lock:
             self._unhide(dkey)
         self._orphan(dkey)

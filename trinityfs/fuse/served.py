@@ -115,6 +115,12 @@ class ServedMemory:
                 self._by_process.put(process, paths)  # the least recently used goes
         paths.put(key, Served(location, version, time.monotonic()))
 
+    def forget(self, process: Hashable | None, key: Key) -> None:
+        """`process` removed or moved `key` itself: what it read there is no base."""
+        paths = None if process is None else self._by_process.get(process)
+        if paths is not None:
+            paths.pop(key)
+
     def get(self, process: Hashable | None, key: Key) -> Served | None:
         """What `process` was last served of `key`, unless too old or never."""
         if process is None:
