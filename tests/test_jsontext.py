@@ -56,3 +56,12 @@ def test_bytes_are_measured_in_the_encoding_json_would_read_them_in(encoding):
     with pytest.raises(JsonTooDeepError):
         jsontext.loads(data)
     assert jsontext.loads('["\u4e22", [[1]]]'.encode(encoding)) == ["\u4e22", [[1]]]
+
+
+@pytest.mark.parametrize("value", [10**13, [123, 125], 7, None, {"a": 1}])
+def test_a_value_that_is_not_text_is_a_type_error_as_in_json(value):
+    # bytes(10**13) would allocate 10 TB, bytes([123, 125]) is b"{}" (review6 F7)
+    with pytest.raises(TypeError, match="must be str, bytes or bytearray"):
+        jsontext.loads(value)
+    with pytest.raises(TypeError):
+        jsontext.nests_deeper_than(value, 64)

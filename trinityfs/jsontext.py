@@ -28,7 +28,7 @@ def nests_deeper_than(text: str | bytes | bytearray, limit: int) -> bool:
     encoding json.loads would detect (UTF-8, -16 or -32): in UTF-16 a character such as
     U+4E22 has a quote byte, so measuring the raw bytes could miss the brackets."""
     if not isinstance(text, str):
-        text = _decoded(bytes(text))
+        text = _decoded(_bytes_of(text))
     if text.count("[") + text.count("{") <= limit:
         return False
     depth = 0
@@ -37,6 +37,14 @@ def nests_deeper_than(text: str | bytes | bytearray, limit: int) -> bool:
         if depth > limit:
             return True
     return False
+
+
+def _bytes_of(text: object) -> bytes:
+    """The bytes of a bytes-like JSON text; TypeError, as json.loads raises, for anything
+    else (`bytes()` would turn an int into that many zero bytes, a list into its items)."""
+    if isinstance(text, bytes | bytearray | memoryview):
+        return bytes(text)
+    raise TypeError(f"the JSON object must be str, bytes or bytearray, not {type(text).__name__}")
 
 
 def _decoded(data: bytes) -> str:
@@ -54,7 +62,7 @@ def loads(
     """`json.loads` that refuses, with JsonTooDeepError (a ValueError), text nesting deeper
     than `max_depth`; malformed text raises json.JSONDecodeError as json.loads does."""
     if not isinstance(text, str):
-        data = bytes(text)
+        data = _bytes_of(text)
         text = data.decode(json.detect_encoding(data), "surrogatepass")  # as json.loads
     if nests_deeper_than(text, max_depth):
         raise JsonTooDeepError(max_depth)

@@ -34,3 +34,10 @@ def test_a_deep_utf16_rest_body_is_400_not_a_recursion_error():
     with pytest.raises(RestError) as caught:
         json_object(body)
     assert caught.value.status == 400 and "nests deeper" in str(caught.value)
+
+
+@pytest.mark.parametrize("value", [[123, 125], 10**13])
+def test_a_storage_options_property_that_is_not_text_is_refused(tmp_path, value):
+    Lakehouse.create(str(tmp_path / "lake"))
+    with pytest.raises(ValueError, match="storage-options must be a JSON object"):
+        TrinityCatalog("c", root=str(tmp_path / "lake"), **{"storage-options": value})
