@@ -47,6 +47,7 @@ stored state points to while the transaction is not expired, plus the grace peri
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 
 from trinityfs.errors import (
@@ -293,7 +294,36 @@ def begin(
     ttl_millis: int | None = None,
     txn_id: str | None = None,
 ) -> DistributedTxn:
-    """Begin at the latest version and store the (empty) transaction at once."""
+    """Begin at the latest version and store the (empty) transaction at once.
+
+    An id given again may have been begun, by another process, in the same millisecond
+    on the same base, and committed above that base before this begin created its file:
+    the two would be told apart by nothing (`began`), and this transaction's commit
+    would be answered with the other's version. So a begin of a given id checks, right
+    after its file is created (the other's root landed before its file was removed),
+    that no version above its base names the id and that beginning; if one does, it
+    removes its file and begins again, on a newer base in a later millisecond."""
+    for _ in range(BEGIN_TRIES):
+        txn = _begin_once(engine, isolation, ttl_millis, txn_id)
+        if txn_id is None or txn._committed_elsewhere(txn.base.version) is None:
+            return txn
+        engine.storage.delete(txn.location)
+        while now_millis() <= txn.began_at_millis:
+            time.sleep(0.001)
+    raise AlreadyExistsError(
+        f"distributed transaction {txn_id!r} was begun and committed by others again and "
+        f"again while this process began it ({BEGIN_TRIES} times); nothing was begun"
+    )
+
+
+#: begins of one id that found an earlier transaction of that id indistinguishable
+BEGIN_TRIES = 3
+
+
+def _begin_once(
+    engine: Engine, isolation: str | int | None, ttl_millis: int | None, txn_id: str | None
+) -> DistributedTxn:
+    """One begin (see `begin`)."""
     base = engine.snapshot()
     ldef = base.lakehouse_def
     level = ldef.txn_isolation_level if isolation is None else parse_isolation_level(isolation)

@@ -246,50 +246,60 @@ class Closing(Transaction):
         TransactionClosedError says so (it cannot be undone); aborted elsewhere, this
         abort is a no-op."""
         with self.lock:
-            if self.committed_version is not None:
+            if self.committed_version is not None and self._stored_state() == "mine":
                 self._remove_stored(self.committed_version)  # a leftover, if any
-            super().abort()  # TransactionClosedError once committed
-            storage = self.engine.storage
-            for _ in range(3):
-                if self._take_claim():
-                    state = self._stored_state()
-                    if state == "other":
-                        self._release_claim()  # the claim of the transaction begun again
-                        error = self._closed_before("aborted")
-                        if isinstance(error, TransactionClosedError):
-                            raise error
-                        return  # aborted before: aborting again changes nothing
-                    if state == "gone":
-                        version = self._committed_elsewhere(self.base.version)
-                        if version is not None:
-                            raise TransactionClosedError(
-                                f"distributed transaction {self.id} was committed as "
-                                f"version {version} by another process; it cannot be aborted"
-                            )
-                        return  # aborted elsewhere
-                    storage.delete(self.location)
-                    return
-                # another commit or abort holds the claim: the file first (a commit
-                # lands its root before it removes the file), then the roots
-                stored = storage.exists(self.location)
-                version = self._committed_elsewhere(self.base.version)
-                if version is not None:
-                    raise TransactionClosedError(
-                        f"distributed transaction {self.id} was committed as version "
-                        f"{version} by another process; it cannot be aborted"
-                    )
-                if not storage.exists(self.claim):
-                    continue  # a commit that failed released it: try again
-                if stored:
-                    raise TransactionClosedError(
-                        f"distributed transaction {self.id} is being committed by another "
-                        "process; it cannot be aborted now (abort again to learn the outcome)"
-                        + stale_claim_advice(
-                            self.engine, self.id, self.base.lakehouse_def, "aborted"
-                        )
-                    )
-                return  # aborted elsewhere
+            self._refuse_abort_if_committed()
+            # the handle is closed only once the abort took effect (or had, elsewhere):
+            # refused (another process is committing it) or failed, it stays as it was
+            if self._abort_stored():
+                self._forget()
+
+    def _abort_stored(self) -> bool:
+        """The stored side of `abort`: True once the transaction is aborted (here or
+        elsewhere, or was aborted before). TransactionClosedError when another process
+        committed it (the handle is then marked committed as that version) or holds its
+        closing claim with the transaction still stored (the handle is kept)."""
+        storage = self.engine.storage
+        for _ in range(3):
+            if self._take_claim():
+                state = self._stored_state()
+                if state == "other":
+                    self._release_claim()  # the claim of the transaction begun again
+                    error = self._closed_before("aborted")
+                    if isinstance(error, TransactionClosedError):
+                        raise error
+                    return True  # aborted before: aborting again changes nothing
+                if state == "gone":
+                    self._refuse_if_committed_elsewhere()
+                    return True  # aborted elsewhere
+                storage.delete(self.location)
+                return True
+            # another commit or abort holds the claim: the file first (a commit
+            # lands its root before it removes the file), then the roots
+            stored = storage.exists(self.location)
+            self._refuse_if_committed_elsewhere()
+            if not storage.exists(self.claim):
+                continue  # a commit that failed released it: try again
+            if stored:
+                raise TransactionClosedError(
+                    f"distributed transaction {self.id} is being committed by another "
+                    "process; it cannot be aborted now (abort again to learn the outcome; "
+                    "this handle keeps its changes)"
+                    + stale_claim_advice(self.engine, self.id, self.base.lakehouse_def, "aborted")
+                )
+            return True  # aborted elsewhere
+        raise TransactionClosedError(
+            f"distributed transaction {self.id} is being committed by other processes, "
+            "which keep failing; abort again (this handle keeps its changes)"
+        )
+
+    def _refuse_if_committed_elsewhere(self) -> None:
+        """TransactionClosedError "committed as version N by another process" when a
+        version names this transaction; the handle then says so too."""
+        version = self._committed_elsewhere(self.base.version)
+        if version is not None:
+            self._committed(version)
             raise TransactionClosedError(
-                f"distributed transaction {self.id} is being committed by other processes, "
-                "which keep failing; abort again"
+                f"distributed transaction {self.id} was committed as version {version} by "
+                "another process; it cannot be aborted"
             )

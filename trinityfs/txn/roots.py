@@ -62,6 +62,8 @@ from trinityfs.tree import Node
 from trinityfs.tree.budget import DEFAULT_REBUILD_MESSAGES
 from trinityfs.tree.reader import version_of
 from trinityfs.txn.backoff import commit_window_millis
+from trinityfs.txn.outrun import OUTRUN_SLACK_SECONDS as OUTRUN_SLACK_SECONDS
+from trinityfs.txn.outrun import created_millis, written_before_its_root
 
 log = logging.getLogger(__name__)
 
@@ -76,23 +78,9 @@ HINT_INTERVAL = 8
 #: rebuilds from rather than flushes (FlushPolicy.rebuild_messages).
 COLUMN_BUFFER_FROM = DEFAULT_REBUILD_MESSAGES
 
-#: An oldest marker older than the root it names by more than this (store mtimes) was
-#: written before that root existed: a lie (`written_before_its_root`, used by readers
-#: here and by expiration and fsck in trinityfs/lifecycle/markers.py)
-OUTRUN_SLACK_SECONDS = 2.0
-
 #: Root file names of the versions asked about lately (a pure function of the version:
 #: a warm reader probes the same next root again and again).
 _root_name = functools.lru_cache(maxsize=64, typed=True)(root_node_file)
-
-
-def written_before_its_root(marker_mtime: float | None, root_mtime: float | None) -> bool:
-    """Whether an oldest marker with this mtime was written before the root it names
-    existed (older by more than OUTRUN_SLACK_SECONDS of the store's clock): a lie, as
-    expiration writes the marker naming a root that exists. Unknown times: no."""
-    if marker_mtime is None or root_mtime is None:
-        return False
-    return root_mtime - marker_mtime > OUTRUN_SLACK_SECONDS
 
 
 def parse_marker(text: bytes) -> int | None:
@@ -256,7 +244,15 @@ class RootStore:
             marker_mtime = self.storage.mtime(OLDEST_VERSION, built=True)
         except StorageFileNotFoundError:
             return True  # removed meanwhile: the next question reads it again
-        return not written_before_its_root(marker_mtime, root_mtime)
+        if not written_before_its_root(marker_mtime, root_mtime):
+            return True
+        # by the mtimes, outrun; a copy made without them (cp -r, a sync) reorders them:
+        # the root's own stamp, which copies keep, tells (one read, only here)
+        try:
+            created = created_millis(self.load(marker))
+        except TrinityError:
+            created = None
+        return not written_before_its_root(marker_mtime, root_mtime, created)
 
     def _seen_window(self) -> float:
         """The trust window, or (a reader that only read the definition of an older

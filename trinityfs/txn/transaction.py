@@ -106,16 +106,25 @@ class Transaction(Staged):
         aborted transaction, or one whose commit did not land, changes nothing.
         """
         with self.lock:
-            if self._unsettled is not None:
-                self._check_open()
-            if self.committed_version is not None:
-                raise TransactionClosedError(
-                    f"the transaction was committed as version {self.committed_version}; "
-                    "it cannot be aborted"
-                )
-            self.closed = True
-            self.pending.clear()
-            self.files.clear()
+            self._refuse_abort_if_committed()
+            self._forget()
+
+    def _refuse_abort_if_committed(self) -> None:
+        """TransactionClosedError when a commit of this transaction landed (one of
+        unknown outcome is settled first); nothing is changed here."""
+        if self._unsettled is not None:
+            self._check_open()
+        if self.committed_version is not None:
+            raise TransactionClosedError(
+                f"the transaction was committed as version {self.committed_version}; "
+                "it cannot be aborted"
+            )
+
+    def _forget(self) -> None:
+        """Close the handle and drop its changes: the abort took effect."""
+        self.closed = True
+        self.pending.clear()
+        self.files.clear()
 
     def commit(self) -> int:
         """Commit atomically; return the new version (the base one if nothing changed).
