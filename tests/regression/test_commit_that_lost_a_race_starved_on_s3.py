@@ -164,3 +164,22 @@ def test_handles_of_one_lakehouse_share_the_record_of_lost_races(tmp_path, monke
     winner.create_table("ns", "t")
     assert len(sleeps) == 1 and sleeps[0] >= 0.05 * 0.99
     assert root_node_file(2) in {e.location for e in winner.engine.storage.list("")}
+
+
+def test_a_replay_on_a_remembered_latest_below_its_base_is_no_replaced_lakehouse(place) -> None:
+    """A guard of the replay above (never wrong on 78274d0): with the latest version
+    this handle remembers below the transaction's base (a slow probe of another thread
+    confirmed an older version after a root was found gone), the replay took that for
+    a lakehouse replaced by one with fewer versions (LakehouseNotFoundError)."""
+    url, options = place
+    lake = Lakehouse.create(url, storage_options=options)
+    for i in range(4):
+        lake.create_namespace(f"n{i}")  # 1..4
+    other = Lakehouse.open(url, storage_options=options)
+    with lake.transaction() as t:
+        t.create_table("n0", "mine")
+        other.create_table("n1", "theirs")  # version 5: the first attempt loses
+        roots = lake.engine.roots
+        roots._trust = (2, time.monotonic())  # what such a probe leaves remembered
+    assert t.txn.committed_version == 6
+    assert lake.list_tables("n0") == ["mine"]

@@ -469,7 +469,7 @@ class Transaction(Staged):
         engine = self.engine
         serializable = self.isolation == _SERIALIZABLE
         latest = engine.roots.trusted_latest()
-        if latest is None:
+        if latest is None or latest < base.version:  # (a confirmation older than base)
             latest = engine.roots.latest_version()
         if latest >= base.version:
             latest = base.version
