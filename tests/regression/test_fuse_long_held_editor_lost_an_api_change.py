@@ -195,3 +195,51 @@ def test_a_process_that_removed_or_moved_it_itself_writes_it_again(lake, tmp_pat
         done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True)
         assert done.returncode == 0, done.stderr
         assert _format(lake) == "PAIMON"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        """
+        with open(path, "r+b") as f:  # opened for reading and writing, nothing read
+            f.write(seen.replace(b'"ICEBERG"', b'"DELTA"'))
+            f.truncate()
+        """,
+        """
+        open(path, "rb").close()  # opened, nothing read
+        with open(path, "wb") as f:
+            f.write(seen.replace(b'"ICEBERG"', b'"DELTA"'))
+        """,
+    ],
+    ids=["r+ without reading", "open without reading"],
+)
+def test_an_open_that_reads_nothing_shows_nothing(lake, tmp_path, body):
+    """Review F5 of 7f63917: the record was taken at open, so an open that read nothing
+    replaced what the process had read, and its stale write went through (rc 0)."""
+    with mounted(lake, tmp_path / "mnt", "-o", "latest_ttl=0") as mount:
+        path = mount.path / "ns" / "t"
+        proc = _held(body, path)
+        _api_replace(lake)
+        code, _, err = _resume(proc)
+        assert code != 0 and "Device or resource busy" in err, err
+        assert _format(lake) == "HUDI"
+
+
+def test_r_plus_read_through_the_handle_then_written_commits(lake, tmp_path):
+    """Guard: r+ that reads what it then rewrites has seen the API's change."""
+    with mounted(lake, tmp_path / "mnt", "-o", "latest_ttl=0") as mount:
+        path = mount.path / "ns" / "t"
+        proc = _held(
+            """
+            with open(path, "r+b") as f:
+                now = f.read()
+                f.seek(0)
+                f.write(now.replace(b'"HUDI"', b'"DELTA"'))
+                f.truncate()
+            """,
+            path,
+        )
+        _api_replace(lake)
+        code, _, err = _resume(proc)
+        assert code == 0, err
+        assert _format(lake) == "DELTA"

@@ -71,6 +71,11 @@ _ROOT = parse_path("/")
 class _ReadHandle:
     data: bytes
     version: int | None
+    # a table or view of the latest version: recorded as served to the process that
+    # reads it, at its first read (served.py), not at open (an open that reads nothing
+    # shows nothing)
+    key: tuple[str, str] | None = None
+    location: str | None = None
 
 
 @dataclass
@@ -98,6 +103,9 @@ class _WriteHandle:
     # commit from this handle would overwrite that change unseen (EBUSY at close)
     stale: str | None = None
     process: Hashable | None = None  # the process that opened it (served.py), if known
+    # opened O_RDWR on this definition location: a read through the handle before any
+    # write shows it (served.py; clears `stale`)
+    readable_location: str | None = None
 
     @property
     def key(self) -> tuple[str, str]:

@@ -95,20 +95,20 @@ class FileOpsMixin:
             raise _os_error(errno.ENOENT, "no such table or view", path)
         kind, loc = found
         data = self._content(snap, kind, tp.namespace, tp.name, loc)
-        process = self._process() if view.writable else None
-        if mode == os.O_RDONLY or (mode == os.O_RDWR and not truncate):
-            # what this process is shown (read, or read through this handle and written
-            # in place: `r+`): the base of its later writes (served.py)
-            self._served.record(process, view.key, loc, snap.version)
         if mode == os.O_RDONLY:
-            return self._new_fh(_ReadHandle(data, snap.version))
+            if not view.writable:
+                return self._new_fh(_ReadHandle(data, snap.version))
+            # what a read through it shows is the base of the reader's later writes
+            return self._new_fh(_ReadHandle(data, snap.version, view.key, loc))
         handle = _WriteHandle(
             tp.namespace, tp.name, snap.version, bytearray(b"" if truncate else data), False
         )
         handle.append = append
         handle.truncated = truncate and bool(data)
-        handle.process = process
-        handle.stale = self._stale(process, view.key, loc)
+        handle.process = self._process()
+        handle.stale = self._stale(handle.process, view.key, loc)
+        if mode == os.O_RDWR and not truncate:  # `r+`: a read through it shows `loc`
+            handle.readable_location = loc
         return self._new_fh(handle)
 
     def _process(self) -> Hashable | None:
@@ -154,6 +154,15 @@ class FileOpsMixin:
         handle = self._handle(fh)
         if isinstance(handle, _ScratchHandle):
             return bytes(handle.file.data[offset : offset + size])
+        if isinstance(handle, _ReadHandle):
+            if handle.location is not None:  # the first read: the reader was shown it
+                location, handle.location = handle.location, None
+                self._served.record(self._process(), handle.key, location, handle.version)
+        elif handle.readable_location is not None:
+            location, handle.readable_location = handle.readable_location, None
+            if not handle.changed:  # read before writing: the writer has seen it now
+                self._served.record(self._process(), handle.key, location, handle.base)
+                handle.stale = None
         return bytes(handle.data[offset : offset + size])
 
     # -- writing files ------------------------------------------------------------------
