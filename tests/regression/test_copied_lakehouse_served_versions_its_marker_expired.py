@@ -7,8 +7,10 @@ the oldest root listed. Where expiration had written the marker but not yet dele
 the roots below it (a crash, or a copy taken while it ran), the copy served versions
 the original refuses as expired (`oldest_version`, `versions()`). Now an outrun by
 the mtimes is confirmed by the root's created_at_millis, which a copy keeps: a root
-stamped more than 60 s before the marker's mtime existed when the marker was written.
-A lie from the future (the root stamped after the marker was written) is still caught.
+stamped more than an hour before the marker's mtime existed when the marker was written.
+A lie from the future (the root stamped after the marker was written) is still caught,
+also when the writers' clock runs minutes behind the store's (review F8: with a 60 s
+margin a writer 5 min behind made such a lie look true).
 """
 
 from __future__ import annotations
@@ -21,15 +23,16 @@ import pytest
 
 from trinityfs import Lakehouse
 from trinityfs.format.paths import OLDEST_VERSION
+from trinityfs.txn import publish
 
 NO_FSYNC = {"fsync": False}
 
 
 def _copied_without_mtimes(src: str, dst: str, marker_first_by: float) -> None:
-    """A copy made two minutes after the commits, the marker copied `marker_first_by`
+    """A copy made two hours after the commits, the marker copied `marker_first_by`
     seconds before everything else."""
     shutil.copytree(src, dst, copy_function=shutil.copy)
-    later = time.time() + 120
+    later = time.time() + 7200
     for folder, _dirs, files in os.walk(dst):
         for name in files:
             os.utime(os.path.join(folder, name), (later, later))
@@ -59,7 +62,12 @@ def test_a_copy_refuses_what_the_original_refuses(expired_halfway, tmp_path) -> 
     assert [v.version for v in lake.versions()] == [5, 6, 7]
 
 
-def test_a_lie_from_the_future_is_still_caught(tmp_path) -> None:
+@pytest.mark.parametrize("writers_behind_millis", [0, 300_000])
+def test_a_lie_from_the_future_is_still_caught(
+    tmp_path, monkeypatch, writers_behind_millis
+) -> None:
+    real_now = publish.now_millis
+    monkeypatch.setattr(publish, "now_millis", lambda: real_now() - writers_behind_millis)
     root = str(tmp_path / "lake")
     lake = Lakehouse.create(root, storage_options=NO_FSYNC)
     for i in range(3):

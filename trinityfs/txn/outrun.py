@@ -21,8 +21,11 @@ from trinityfs.tree import Node
 OUTRUN_SLACK_SECONDS = 2.0
 #: How far a writer's clock (a root's created_at_millis) may run behind the store's
 #: (the marker's mtime): a root stamped more than this before the marker's mtime was
-#: there when the marker was written
-OUTRUN_CLOCK_MARGIN_SECONDS = 60.0
+#: there when the marker was written. Wide on purpose: a writer minutes behind must
+#: not make a lie look true (versions refused), and the root a marker names is the
+#: oldest kept one, usually hours or days old when a lakehouse is copied; a copy made
+#: within this of that root's commit is still judged by the mtimes alone
+OUTRUN_CLOCK_MARGIN_SECONDS = 3600.0
 
 
 def written_before_its_root(
