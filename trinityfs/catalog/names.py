@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable
+from typing import Any, Protocol
 
 from trinityfs.errors import InvalidNameError
 
@@ -50,6 +51,20 @@ def check_new_name(kind: str, name: str, exists: Callable[[str], bool] | None = 
             )
 
 
+class _Lookup(Protocol):
+    def object_location(self, kind: Any, namespace: str, name: str) -> str | None: ...
+
+
+def check_new_object_name(reader: _Lookup, kind: str, namespace: str, name: str) -> None:
+    """Refuse, before anything is written for it, a new table or view name the catalog
+    will not create: the lakehouse's name rules (characters, length: NameTooLongError)
+    as `reader` (a snapshot or transaction) applies them, then `check_new_name`. Front
+    ends that write files for a name before the catalog commit (Iceberg metadata, Spark
+    data files) call this first."""
+    reader.object_location(kind, namespace, name)  # validates both names
+    check_new_name(kind, name)
+
+
 def check_export_lookup_name(name: object) -> None:
     """InvalidNameError for a name no export can have: not a str, empty, not UTF-8.
     (Names this library creates follow a stricter rule; another writer's may not.)"""
@@ -61,4 +76,9 @@ def check_export_lookup_name(name: object) -> None:
         raise InvalidNameError(f"invalid export name {name!r}: is not valid UTF-8") from None
 
 
-__all__ = ["RESERVED_NAMES", "check_export_lookup_name", "check_new_name"]
+__all__ = [
+    "RESERVED_NAMES",
+    "check_export_lookup_name",
+    "check_new_name",
+    "check_new_object_name",
+]

@@ -30,7 +30,7 @@ from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
 
 from trinityfs.catalog import CatalogTransaction
 from trinityfs.catalog.definitions import TableDef
-from trinityfs.catalog.names import check_new_name
+from trinityfs.catalog.names import check_new_object_name
 from trinityfs.iceberg.errors import iceberg_errors
 from trinityfs.iceberg.multitable import delete_quietly
 from trinityfs.iceberg.objects import iceberg_table
@@ -127,8 +127,7 @@ class TablesMixin:
         name the catalog would refuse to create, checked before any file is written for
         it (a lookup treats a name no table can have as missing: `name_taken`)."""
         with iceberg_errors(f"table {ns}.{name}", table=f"{ns}.{name}"):
-            self._view().object_location("table", ns, name)  # characters and length
-            check_new_name("table", name)  # reserved names, Unicode NFC
+            check_new_object_name(self._view(), "table", ns, name)
 
     def create_table(
         self,

@@ -29,7 +29,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.view.metadata import ViewHistoryEntry, ViewMetadata, ViewVersion
 
 from trinityfs.catalog import CatalogSnapshot, CatalogTransaction
-from trinityfs.catalog.names import check_new_name
+from trinityfs.catalog.names import check_new_object_name
 from trinityfs.errors import InvalidNameError
 from trinityfs.iceberg.errors import iceberg_errors
 from trinityfs.iceberg.multitable import delete_quietly
@@ -160,9 +160,7 @@ class ViewService:
         try:
             if not snap.namespace_exists(ns):
                 raise NoSuchNamespaceError(f"Namespace does not exist: {ns}")
-            # the catalog's name rules (length, characters, NFC) before a file is written
-            snap.object_location("view", ns, name)
-            check_new_name("view", name)
+            check_new_object_name(snap, "view", ns, name)  # before a file is written
         except InvalidNameError as exc:
             raise bad_request(str(exc)) from None
         if snap.object_kind(ns, name) is not None:
