@@ -4,6 +4,7 @@ exports (trinityfs/lifecycle/fsck.py runs them; findings go to the report)."""
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 from google.protobuf.message import Message
@@ -193,23 +194,36 @@ def check_export(
         marker = live.marker
         keys_of = {}
     odd = None if location in inventory else look_again(engine.storage, location)
-    if odd == MISSING and _changed_since(engine, latest, name, location, report):
-        return
+    if odd == MISSING:
+        odd = _gone_or_dropped(engine, name, location, report)
+        if odd == DROPPED:
+            return
     if odd is not None:
         report.error("export", location, f"export {name!r}: root node file {odd}")
         return
-    try:
+
+    ours = {location, root_name}  # how a marker names the root (full exports: inside)
+
+    def read_root() -> NodeFile | None:
         if directory:
-            nf = marker.mark_root(root_name)
-        else:
-            nf = marker.mark_reread(location, referrer=f"export {name}")
+            return marker.mark_root(root_name)
+        return marker.mark_reread(location, referrer=f"export {name}")
+
+    try:
+        nf = read_root()
+        gone = nf is None and look_again(engine.storage, location) == MISSING
+        # listed, then gone when read: dropped (and maybe created again) meanwhile?
+        if gone and _gone_or_dropped(engine, name, location, report) == DROPPED:
+            marker.missing = [(loc, by) for loc, by in marker.missing if loc not in ours]
+            return
+        if nf is None and look_again(engine.storage, location) is None:
+            nf = read_root()  # there again: created again under its name; read it once more
+            if nf is not None:  # the first read's "missing" was the moment between
+                marker.missing = [(loc, by) for loc, by in marker.missing if loc not in ours]
     except TrinityError as exc:
         report.error("export", location, f"export {name!r}: {exc}")
         return
-    if nf is None:  # listed, then unreadable: dropped (and created again) meanwhile?
-        if _changed_since(engine, latest, name, location, report):
-            marker.missing = [(loc, by) for loc, by in marker.missing if loc != location]
-            return
+    if nf is None:
         report.error("export", location, f"export {name!r}: root unreadable")
         return
     version = export_root_version(root_name, nf)
@@ -244,22 +258,33 @@ def _named(key: ObjectKey) -> str:
     return f"{key.kind} {key.namespace}" + ("" if key.name is None else f".{key.name}")
 
 
-def _changed_since(
-    engine: Engine, latest: int, name: str, location: str, report: FsckReport
-) -> bool:
-    """Whether versions were committed since export `name`'s record was read from
-    `latest` (then its missing root is a "changed" warning, said here): a drop removes
-    the record first, then the files; a create again under the name writes the files
-    first, then the record."""
-    if engine.roots.latest_from_markers() == latest:
-        return False
-    report.warn(
-        "changed",
-        location,
-        f"export {name!r}: root node file missing or unreadable, and versions were "
-        f"committed since its record was read (dropped or created again meanwhile?)",
-    )
-    return True
+#: `_gone_or_dropped`'s answer when the export's record no longer names the root
+DROPPED = "dropped"
+#: looks at a missing export root and its record, a short wait apart
+GONE_LOOKS = (0.0, 0.05, 0.2)
+
+
+def _gone_or_dropped(engine: Engine, name: str, location: str, report: FsckReport) -> str | None:
+    """For export `name`'s root at `location`, found missing: DROPPED (said as a
+    "changed" warning) when the latest version's record no longer names it (a drop
+    removes the record first, then the files); None when the root is there again (a
+    create under the name writes its files first, then the record); MISSING when the
+    record still names it and the file stays gone (looked at a few times): an error,
+    whatever else commits meanwhile."""
+    for wait in GONE_LOOKS:
+        time.sleep(wait)
+        if look_again(engine.storage, location) != MISSING:
+            return None
+        latest = engine.roots.latest_from_markers()
+        if engine.snapshot(latest).lakehouse_def.exported_snapshots.get(name) != location:
+            report.warn(
+                "changed",
+                location,
+                f"export {name!r}: its root node file is gone and version {latest} no "
+                f"longer records it there (dropped meanwhile)",
+            )
+            return DROPPED
+    return MISSING
 
 
 #: `look_again`'s answer for a file that is not there
