@@ -122,27 +122,15 @@ def assess(storage: Storage, inventory: Inventory, latest: int) -> MarkerState:
                 "treat every root as expired (run `trinityfs expire` to repair it)",
             )
         )
-    elif state.oldest_is_lie and marker is not None and not any(v < marker for v in roots):
-        # What two racing expirations leave until the slower one's repair: a lower
-        # marker written last over roots the faster one deleted. Readers see the gone
-        # root and read from the roots (the floor): nothing reads wrong.
-        state.problems.append(
-            (
-                "warning",
-                OLDEST_VERSION,
-                f"says {marker}, but the root of version {marker} is gone, like every "
-                f"older root (the oldest readable version is {floor}, which readers use; "
-                f"expirations that overlap leave this until the slower one repairs it; "
-                f"`trinityfs expire` repairs it)",
-            )
-        )
     elif state.oldest_is_lie and marker is not None:
         state.problems.append(
             (
                 "error",
                 OLDEST_VERSION,
                 f"says {marker}, but the root of version {marker} is gone (the oldest "
-                f"readable version is {floor}; run `trinityfs expire` to repair it)",
+                f"readable version is {floor}; run `trinityfs expire` to repair it). "
+                f"Two expirations that overlapped leave this until the slower one "
+                f"repairs it; otherwise versions {marker}..{floor - 1} were lost",
             )
         )
     hint = state.hint
