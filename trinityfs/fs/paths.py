@@ -30,6 +30,7 @@ a pattern, an explicit glob flag of the CLI) expand them, where `[*]` matches a 
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 from dataclasses import dataclass
@@ -110,7 +111,10 @@ class TrinityPath:
 
 
 class PathNameError(ValueError):
-    """A path component that is not a valid percent-encoding of a name."""
+    """A path component that is not a valid percent-encoding of a name; carries errno
+    EINVAL, like the filesystem's other ValueErrors (fs/errors.InvalidRequest)."""
+
+    errno = errno.EINVAL
 
 
 DOT_NAMES = {".": "%2E", "..": "%2E%2E"}
