@@ -15,10 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from trinityfs.errors import StorageFileNotFoundError, TrinityError
+from trinityfs.format.keys import KEY_CREATED_AT_MILLIS
+from trinityfs.format.node_decode import decode_node
 from trinityfs.format.paths import LATEST_HINT, OLDEST_VERSION
 from trinityfs.lifecycle.inventory import Inventory
 from trinityfs.storage import Storage
-from trinityfs.txn.roots import parse_marker, written_before_its_root
+from trinityfs.txn.outrun import written_before_its_root
+from trinityfs.txn.roots import parse_marker
 
 
 @dataclass
@@ -100,7 +103,7 @@ def assess(storage: Storage, inventory: Inventory, latest: int) -> MarkerState:
             severity = "error" if location == OLDEST_VERSION else "warning"
             state.problems.append((severity, location, message))
     marker = state.oldest_marker
-    state.outrun = marker is not None and _written_before_its_root(inventory, marker)
+    state.outrun = marker is not None and _written_before_its_root(storage, inventory, marker)
     if state.outrun and marker is not None:
         state.problems.append(
             (
@@ -141,7 +144,7 @@ def assess(storage: Storage, inventory: Inventory, latest: int) -> MarkerState:
     return state
 
 
-def _written_before_its_root(inventory: Inventory, marker: int) -> bool:
+def _written_before_its_root(storage: Storage, inventory: Inventory, marker: int) -> bool:
     """Whether `_oldest_version.txt` (saying `marker`) is older than root `marker`.
     Expiration writes the marker naming a root that exists, so a marker older than its
     root was written when that root did not exist: a lie (FORMAT-CHOICES: a marker above
@@ -151,7 +154,16 @@ def _written_before_its_root(inventory: Inventory, marker: int) -> bool:
     root = inventory.roots().get(marker)
     if entry is None or root is None:
         return False
-    return written_before_its_root(entry.mtime, root.mtime)
+    if not written_before_its_root(entry.mtime, root.mtime):
+        return False
+    # by the mtimes, outrun; a copy made without them (cp -r, a sync) reorders them: the
+    # root's own stamp, which copies keep, tells, as readers decide (txn/outrun.py)
+    try:
+        stamp = decode_node(storage.read(root.location), None, root.location).system
+        created: int | None = int(stamp.get(KEY_CREATED_AT_MILLIS, ""))
+    except (TrinityError, ValueError):
+        created = None
+    return written_before_its_root(entry.mtime, root.mtime, created)
 
 
 #: what `_read` returns for a marker that is a link, a directory or a FIFO
