@@ -56,11 +56,13 @@ from trinityfs.lifecycle.dtxn import lifetime_bound
 from trinityfs.lifecycle.dtxn_close import CLAIM_SKEW_MARGIN_MILLIS
 from trinityfs.lifecycle.dtxn_files import is_claim
 from trinityfs.lifecycle.fsck_checks import (
+    MISSING,
     add_keys_of,
     check_definitions,
     check_export,
     check_tree_of,
     lakehouse_def,
+    look_again,
 )
 from trinityfs.lifecycle.fsck_report import (
     FsckProblem,
@@ -130,6 +132,14 @@ def _fsck(engine: Engine, report: FsckReport, threads: int) -> None:
         oldest = markers.oldest
     report.oldest_version, report.latest_version = oldest, latest
     roots = inventory.roots()
+    odd = look_again(storage, root_node_file(latest + 1))  # listings skip links and dirs
+    if odd not in (None, MISSING):
+        report.error(
+            "corrupt",
+            root_node_file(latest + 1),
+            f"the root name of version {latest + 1} {odd}: readers skip it and serve "
+            f"version {latest} as the latest, and every commit fails on it (remove it)",
+        )
     for version in sorted(v for v in roots if v > latest):
         report.warn(
             "gap",
