@@ -105,6 +105,11 @@ def config_from_args(
         raise ValueError("--cache-entries must not be negative")
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port {args.port} is not a TCP port")
+    if args.tokens is not None and not args.tokens.strip():
+        raise ValueError(
+            "--tokens needs a file name, not an empty value (an unset variable?): "
+            "without it the server would run with no authentication"
+        )
     return ServerConfig(
         root=root,
         storage_options=storage_options or None,
