@@ -14,9 +14,9 @@ from typing import Any
 from trinityfs.errors import JsonTooDeepError
 
 DEFAULT_MAX_DEPTH = 64
-"""Levels of arrays and objects inside each other that any JSON trinityfs reads may use:
-deeper than definitions (errors.LIMITS) and REST bodies need, far below the recursion
-limit."""
+"""Levels of arrays and objects inside each other that JSON from outside may use by
+default: more than REST bodies, options and stored rows need, far below the recursion
+limit. Definition files pass their own, larger limit (catalog/content.py)."""
 
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
