@@ -292,7 +292,7 @@ class PathModel:
         if not place.history or place.is_root:
             return None
         ns, name = place.namespace, place.name
-        location = None if place.in_transaction else self._location(place)
+        location = None if place.in_transaction else self.location(place)
         if location is None and not place.in_transaction:
             raise self._missing(place)
         key = (created, ns, name, location or "")
@@ -312,7 +312,9 @@ class PathModel:
         return info
 
     @staticmethod
-    def _location(place: Place) -> str | None:
+    def location(place: Place) -> str | None:
+        """The definition location of the namespace or object at `place` (it changes
+        with every committed change of it), or None when nothing is there."""
         if place.name is None:
             if not place.reader.namespace_exists(place.namespace):
                 return None

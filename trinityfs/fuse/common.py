@@ -106,6 +106,8 @@ class _WriteHandle:
     # opened O_RDWR on this definition location: a read through the handle before any
     # write shows it (served.py; clears `stale`)
     readable_location: str | None = None
+    # (atime, mtime) set by utimens while open (`cp -p`): shown after its commit (times.py)
+    set_times: tuple[int, int] | None = None
 
     @property
     def key(self) -> tuple[str, str]:

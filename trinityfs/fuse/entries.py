@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import errno
 import stat
-import time
 from typing import Any
 
 from trinityfs.fs.errors import namespace_not_movable_to
@@ -19,11 +18,13 @@ from trinityfs.fuse.common import (
     XATTR_REPLACE,
     _fuse_op,
     _os_error,
+    _path_of,
     _View,
     _WriteHandle,
     log,
 )
 from trinityfs.fuse.scratch import Origin, ScratchFile, is_scratch_name
+from trinityfs.fuse.times import requested
 
 
 class EntryOpsMixin:
@@ -169,6 +170,7 @@ class EntryOpsMixin:
             self._orphan(dkey)
             if version is not None:
                 self._served_commit(process, dkey, version)
+            self._saved_with_times(dkey, scratch.set_times)
             return 0
         pending = self._pending(skey)
         src_found = self._locate(snap, *skey)
@@ -256,16 +258,52 @@ class EntryOpsMixin:
 
     @_fuse_op()
     def utimens(self, path: str, times: tuple[int, int] | None = None) -> int:
+        """Times set on a table, view or namespace are shown while it keeps its current
+        definition, in this mount (times.py); any committed change shows its commit
+        time again. A temporary file keeps them, and gives them to the object it is
+        renamed onto (rsync sets them before that rename)."""
         view = self._settable(path)
         with self._lock:
             scratch = self._overlay.scratch.get(view.key)
         if scratch is not None:
-            scratch.mtime_ns = times[1] if times else time.time_ns()
+            current = (scratch.mtime_ns, scratch.mtime_ns)
+            scratch.set_times = requested(times, scratch.set_times or current)
+            scratch.mtime_ns = scratch.set_times[1]
             return 0
-        pending = self._pending(view.key) if view.tp.name else None
-        if pending is not None:  # `touch new`: create it before touch exits
-            pending.changed = True
-        return 0  # file times are commit times
+        tp = view.tp
+        if not (tp.is_namespace or tp.is_object):
+            return 0  # the root and /v show version times
+        attrs = self._attrs(view)
+        asked = requested(times, (attrs["st_atime"], attrs["st_mtime"]))
+        if tp.is_object:
+            # a file being written (`cp -p`, `touch new`): its commit gets the times
+            for h in self._writers(view.key):
+                if h.new and not h.committed:  # `touch new`: create it before touch exits
+                    h.changed = True
+                h.set_times = asked
+        location = self.model.location(view.place)
+        if location is not None:
+            self._times.set(view.key, location, *asked)
+        return 0
+
+    def _writers(self, key: tuple[str, str]) -> list[_WriteHandle]:
+        """Open handles writing `key` (not orphaned)."""
+        with self._lock:
+            return [
+                h
+                for h in self._handles.values()
+                if isinstance(h, _WriteHandle) and h.key == key and not h.orphaned
+            ]
+
+    def _saved_with_times(self, key: tuple[str, str], times: tuple[int, int] | None) -> None:
+        """`key` was just saved (committed, or unchanged) by a writer that set `times`:
+        show them on what it is now."""
+        if times is None:
+            return
+        view = self._view(_path_of(*key), fresh=True)
+        location = self.model.location(view.place) if view.writable else None
+        if location is not None:
+            self._times.set(key, location, *times)
 
     # -- namespace properties as user.* extended attributes ---------------------------------
 

@@ -243,6 +243,7 @@ class FileOpsMixin:
             handle.file.touch()
             return len(data)
         handle.changed = True
+        handle.set_times = None  # written after `touch -d`: the commit's time
         if handle.streaming and not fscontent.could_become_valid(buf):
             # written front to back (echo >, >>, cp, cat): the bytes so far can no longer
             # become a definition. Refuse the write itself, where the error reaches the
@@ -412,6 +413,7 @@ class FileOpsMixin:
             self._served_commit(handle.process, handle.key, version)
         with self._lock:
             self._unhide(handle.key)
+        self._saved_with_times(handle.key, handle.set_times)
 
     def _apply_content(self, txn: Any, ns: str, name: str, parsed: Content) -> bool:
         """Create, replace (or re-kind) `ns.name` from parsed content (the path model's

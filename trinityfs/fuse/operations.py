@@ -52,6 +52,7 @@ from trinityfs.fuse.entries import EntryOpsMixin
 from trinityfs.fuse.files import FileOpsMixin
 from trinityfs.fuse.scratch import DEFAULT_PATTERNS
 from trinityfs.fuse.served import ServedMemory
+from trinityfs.fuse.times import SetTimes
 from trinityfs.lru import LRU
 
 
@@ -88,6 +89,7 @@ class TrinityOperations(FileOpsMixin, EntryOpsMixin):
         # the process making the running request (served.py), None when unknown
         self.caller = caller
         self._served = ServedMemory()
+        self._times = SetTimes()  # times set by utimens (times.py)
         self._lock = threading.RLock()  # overlay, handles, latest cache
         self._commit_lock = threading.Lock()  # this mount's commits, one at a time
         self._latest_snap: CatalogSnapshot | None = None
@@ -282,7 +284,8 @@ class TrinityOperations(FileOpsMixin, EntryOpsMixin):
                 if fresh is not None:
                     return self._attrs(fresh)
                 raise _os_error(errno.ENOENT, f"no namespace {ns!r}", tp.path)
-            return self._dir_attrs(self._changed_ns(view, ns), view.writable)
+            attrs = self._dir_attrs(self._changed_ns(view, ns), view.writable)
+            return self._with_set_times(view, attrs)
         name = tp.name
         if view.writable:
             with self._lock:
@@ -301,7 +304,17 @@ class TrinityOperations(FileOpsMixin, EntryOpsMixin):
             if fresh is not None:
                 return self._attrs(fresh)
             raise _os_error(errno.ENOENT, "no such table or view", tp.path)
-        return attrs
+        return self._with_set_times(view, attrs)
+
+    def _with_set_times(self, view: _View, attrs: dict[str, Any]) -> dict[str, Any]:
+        """`attrs` with the times set through this mount on the entry's current
+        definition, if any (times.py); else as they are (commit times)."""
+        if not view.writable or self._times.location(view.key) is None:
+            return attrs
+        times = self._times.get(view.key, self.model.location(view.place))
+        if times is None:
+            return attrs
+        return {**attrs, "st_atime": times[0], "st_mtime": times[1]}
 
     def _object_attrs(self, view: _View, ns: str, name: str) -> dict[str, Any] | None:
         """Attributes of a table or view of the view's version (None when missing).

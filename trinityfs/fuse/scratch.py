@@ -76,9 +76,13 @@ class ScratchFile:
     mtime_ns: int = field(default_factory=time.time_ns)
     mode: int = 0o644
     origin: Origin | None = None
+    # (atime, mtime) set by utimens after the last write (`rsync -t` sets the source's
+    # before renaming the file over the target): the saved object shows them (times.py)
+    set_times: tuple[int, int] | None = None
 
     def touch(self) -> None:
         self.mtime_ns = time.time_ns()
+        self.set_times = None
 
 
 __all__ = [
