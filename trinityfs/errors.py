@@ -135,6 +135,11 @@ class UnsafeLocationError(CorruptFileError):
     """A stored location would escape the lakehouse root (absolute, '..', a scheme)."""
 
 
+class LakehouseDefInvalidError(CorruptFileError):
+    """The latest lakehouse definition fails validation (another writer committed it)
+    and the repair asked for (a rollback, trinityfs/lifecycle/defrepair.py) is impossible."""
+
+
 class UnsupportedFormatVersionError(TrinityError):
     """The lakehouse uses a major format version this implementation does not know."""
 

@@ -33,6 +33,7 @@ from trinityfs.catalog.writer import CatalogTransaction, Definition
 from trinityfs.errors import (
     AlreadyExistsError,
     CommitConflictError,
+    CorruptFileError,
     InvalidArgumentError,
     LakehouseNotFoundError,
     NamespaceNotEmptyError,
@@ -55,6 +56,7 @@ from trinityfs.lifecycle import (
     ExportProgress,
     FsckReport,
 )
+from trinityfs.lifecycle import defrepair as _defrepair
 from trinityfs.lifecycle import dtxn as _dtxn
 from trinityfs.lifecycle import exports as _exports
 from trinityfs.lifecycle.expire import expire as _expire_versions
@@ -465,11 +467,22 @@ class Lakehouse(FrontEndPrimitives):
         another is latest at commit time, CommitConflictError naming it and nothing is
         committed (checked by the commit's create itself, not by a read before it).
         VersionNotFoundError when `version` is (or gets, while this runs) expired.
+
+        A latest definition that fails validation is repaired, keeping its exports
+        (lifecycle/defrepair.py); LakehouseDefInvalidError when that is impossible.
         """
         version = _versions.checked_version(version)
         if expected_latest is not None:
             expected_latest = _versions.checked_version(expected_latest)
-        landed = _rollback(self.engine, version, expected_latest=expected_latest)
+        try:
+            landed = _rollback(self.engine, version, expected_latest=expected_latest)
+        except CorruptFileError:
+            repaired = _defrepair.rollback_over_invalid_definition(
+                self.engine, version, expected_latest=expected_latest
+            )
+            if repaired is None:
+                raise  # the latest definition passes: the error is about something else
+            landed = repaired
         self._saw(landed)
         return landed
 

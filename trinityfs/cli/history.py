@@ -161,17 +161,22 @@ def cmd_init(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def cmd_log(ctx: Context, args: argparse.Namespace) -> int:
+    from trinityfs.errors import CorruptFileError
+
     lake = ctx.lake
     oldest, latest = lake.oldest_version(), lake.latest_version()
     start = oldest if args.limit is None else max(oldest, latest - args.limit + 1)
     versions = list(range(start, latest + 1))
     if not args.reverse:
         versions.reverse()
-    records = []
+    records: list[tuple[VersionInfo, list[Change] | CorruptFileError]] = []
     with ctx.out.progress("versions read", len(versions)) as bar:
         for v in versions:
             info = lake.version_info(v)
-            records.append((info, lake.changes(v)))
+            try:
+                records.append((info, lake.changes(v)))
+            except CorruptFileError as exc:  # said in its row; the others still listed
+                records.append((info, exc.with_version(v)))
             bar.update()
     if ctx.out.json:
         ctx.out.emit(
@@ -181,18 +186,32 @@ def cmd_log(ctx: Context, args: argparse.Namespace) -> int:
                     "created_at": millis_to_text(info.created_at_millis),
                     "created_at_millis": info.created_at_millis,
                     "rollback_from": info.rollback_from,
-                    "changes": [_change_json(c) for c in changes],
+                    **(
+                        {"changes": None, "problem": str(changes)}
+                        if isinstance(changes, CorruptFileError)
+                        else {"changes": [_change_json(c) for c in changes]}
+                    ),
                 }
                 for info, changes in records
             ]
         )
+    else:
+        rows = [
+            [
+                info.version,
+                millis_to_text(info.created_at_millis),
+                f"(unreadable: {changes})"
+                if isinstance(changes, CorruptFileError)
+                else summarize(changes, info, oldest),
+            ]
+            for info, changes in records
+        ]
+        ctx.out.emit(None, table(rows, ["VERSION", "TIME", "CHANGES"]))
+    bad = [changes for _info, changes in records if isinstance(changes, CorruptFileError)]
+    if not bad:
         return 0
-    rows = [
-        [info.version, millis_to_text(info.created_at_millis), summarize(changes, info, oldest)]
-        for info, changes in records
-    ]
-    ctx.out.emit(None, table(rows, ["VERSION", "TIME", "CHANGES"]))
-    return 0
+    more = f" (and {len(bad) - 1} more versions)" if len(bad) > 1 else ""
+    raise CorruptFileError(bad[0].path, f"{bad[0].problem}{more}", bad[0].version)
 
 
 def cmd_diff(ctx: Context, args: argparse.Namespace) -> int:
