@@ -15,12 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from trinityfs.errors import StorageFileNotFoundError, TrinityError
-from trinityfs.format.keys import KEY_CREATED_AT_MILLIS
 from trinityfs.format.node_decode import decode_node
 from trinityfs.format.paths import LATEST_HINT, OLDEST_VERSION
 from trinityfs.lifecycle.inventory import Inventory
 from trinityfs.storage import Storage
-from trinityfs.txn.outrun import written_before_its_root
+from trinityfs.tree import Node
+from trinityfs.txn.outrun import created_millis, written_before_its_root
 from trinityfs.txn.roots import parse_marker
 
 
@@ -159,10 +159,11 @@ def _written_before_its_root(storage: Storage, inventory: Inventory, marker: int
     # by the mtimes, outrun; a copy made without them (cp -r, a sync) reorders them: the
     # root's own stamp, which copies keep, tells, as readers decide (txn/outrun.py)
     try:
-        stamp = decode_node(storage.read(root.location), None, root.location).system
-        created: int | None = int(stamp.get(KEY_CREATED_AT_MILLIS, ""))
-    except (TrinityError, ValueError):
+        node = Node.from_file(decode_node(storage.read(root.location), None, root.location), None)
+    except TrinityError:
         created = None
+    else:
+        created = created_millis(node)
     return written_before_its_root(entry.mtime, root.mtime, created)
 
 
