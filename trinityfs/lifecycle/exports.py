@@ -91,6 +91,7 @@ from trinityfs.lifecycle.export_drop import (
     recorded_at,
     update_lakehouse_def,
 )
+from trinityfs.lifecycle.lease import Lease
 from trinityfs.lifecycle.mark import DEFAULT_THREADS, Marker, read_reused
 from trinityfs.storage import Storage
 from trinityfs.storage.settle import create_settled
@@ -229,9 +230,15 @@ def _record(engine: Engine, name: str, location: str) -> None:
 class _Progress:
     """Thread-safe counters that report to the caller's callback, one call at a time."""
 
-    def __init__(self, name: str, callback: ProgressCallback | None):
+    def __init__(
+        self,
+        name: str,
+        callback: ProgressCallback | None,
+        tick: Callable[[], None] | None = None,
+    ):
         self.name = name
         self.callback = callback
+        self.tick = tick  # called after every file written (renews the export's lease)
         self.lock = threading.Lock()
         self.files = 0
         self.bytes = 0
@@ -243,6 +250,8 @@ class _Progress:
             self.files += 1
             self.bytes += nbytes
             self._report()
+        if self.tick is not None:
+            self.tick()
 
     def set(self, phase: str, total: int | None) -> None:
         with self.lock:
@@ -279,7 +288,28 @@ def create_export(
         version = latest.version
     if version < engine.roots.oldest_version():
         raise VersionNotFoundError(f"version {version} was expired and cannot be exported")
-    report = _Progress(name, progress)
+    # files nothing references until the record lands: held against expiration
+    leased = mode == "full" or (mode == "partial" and depth != 0)
+    lease = Lease(engine, "export") if leased else None
+    try:
+        return _export(engine, name, version, mode, depth, progress, threads, lease)
+    finally:
+        if lease is not None:
+            lease.drop()
+
+
+def _export(
+    engine: Engine,
+    name: str,
+    version: int,
+    mode: str,
+    depth: int | None,
+    progress: ProgressCallback | None,
+    threads: int,
+    lease: Lease | None,
+) -> ExportInfo:
+    """`create_export` once its arguments are checked (and its lease taken)."""
+    report = _Progress(name, progress, None if lease is None else lease.renew)
     written: list[str] = []  # what to remove if the record cannot be committed
     root_bytes: list[bytes] = []  # minimal/partial: the root copy, to put back
     try:

@@ -1,0 +1,77 @@
+"""A lease that holds expiration back while an export writes files nothing references yet.
+
+A full export copies a whole version into `_exports/<name>/` and a partial one writes
+private node copies, all before its record lands. Expiration spares such files only
+while they are younger than its grace period, which may be as short as the commit
+window: an export slower than that lost its files and failed. A bulk load has the same
+problem and holds a lease (trinityfs/catalog/bulk.py); an export now holds the same
+kind: a distributed-transaction file whose id starts with BULK_LEASE_PREFIX, begun on
+the latest version, renewed every third of its TTL while files are written, deleted
+when the export ends. While it is live, expiration keeps its base version and every
+file written since the lease began (trinityfs/lifecycle/expire.py `_sweep_cutoff`).
+A crashed export leaves a lease that lapses; expiration removes it after the grace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import uuid
+
+from trinityfs.errors import TrinityError
+from trinityfs.format.paths import transaction_location
+from trinityfs.format.trinitylake_pb2 import TransactionDef
+from trinityfs.lifecycle import dtxn
+from trinityfs.lifecycle.dtxn_files import encode_transaction_def
+from trinityfs.lifecycle.expire import BULK_LEASE_PREFIX
+from trinityfs.txn.engine import Engine, now_millis
+
+log = logging.getLogger(__name__)
+
+#: how long a lease lasts without renewal (a bulk load's default)
+LEASE_MILLIS = 10 * 60 * 1000
+
+
+class Lease:
+    """A live lease on the latest version, for `what` (part of its id)."""
+
+    def __init__(self, engine: Engine, what: str, ttl_millis: int = LEASE_MILLIS):
+        txn = dtxn.begin(
+            engine, ttl_millis=ttl_millis, txn_id=f"{BULK_LEASE_PREFIX}{what}-{uuid.uuid4()}"
+        )
+        self.engine = engine
+        self.tdef: TransactionDef = txn.tdef
+        self.location = transaction_location(self.tdef.id)
+        self.ttl_millis = ttl_millis
+        self._renewed = now_millis()
+        self._lock = threading.Lock()
+
+    def renew(self, *, force: bool = False) -> None:
+        """Extend the lease when a third of its TTL passed (`force`: now). One that
+        lapsed or was removed is left alone: what the export does after its record
+        landed (`_check_files_kept`) catches files swept meanwhile."""
+        with self._lock:
+            now = now_millis()
+            if not force and now - self._renewed < self.ttl_millis // 3:
+                return
+            if now >= self.tdef.expire_at_millis:
+                log.warning("lease %s lapsed while its export ran", self.tdef.id)
+                return
+            storage = self.engine.storage
+            try:
+                if not storage.exists(self.location):
+                    return
+                lease = TransactionDef()
+                lease.CopyFrom(self.tdef)
+                lease.expire_at_millis = now + self.ttl_millis
+                storage.write(self.location, encode_transaction_def(lease))
+            except TrinityError as exc:  # the lease still runs until its expire_at
+                log.warning("renewing lease %s failed: %s", self.tdef.id, exc)
+                return
+            self.tdef, self._renewed = lease, now
+
+    def drop(self) -> None:
+        """Delete the lease file (best effort: a lease left behind lapses)."""
+        with contextlib.suppress(TrinityError):
+            self.engine.storage.delete(self.location)
