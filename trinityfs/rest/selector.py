@@ -11,7 +11,15 @@ export:/time:, then an export name, then an ISO time. A client sends the selecto
 `warehouse` (GET /v1/config?warehouse=v/12) and gets it back as the `prefix` override, so
 every later request names it: /v1/v/12/namespaces/... A time is resolved once, at config
 time, to the version it names (`v/<n>`), so a client's view does not drift while it runs.
-Every prefix other than `latest` is read-only.
+Every prefix other than `latest` (and its alias `v/latest`) is read-only.
+
+A URL prefix is a name: only the spelling the server hands out names a version, as the
+fs/FUSE/CLI paths have one spelling per name (`/v/1`, never `/v/01`). `v/01`, `v/0001`
+or ` latest` (spaces around) are no prefix (404 NoSuchWarehouseException naming the one
+spelling); a `warehouse` given to GET /v1/config is a selector like the CLI's
+`--version` and is read leniently (spaces around, leading zeros), its answer being the
+one prefix. Percent-encoded unreserved characters (`v/%31`) are the same URL as `v/1`
+(RFC 3986, 6.2.2.2), not another spelling.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from trinityfs.catalog import Lakehouse
+from trinityfs.catalog.selector import MAX_VERSION_DIGITS
 from trinityfs.errors import (
     InvalidArgumentError,
     NotFoundError,
@@ -77,17 +86,54 @@ def _grammar() -> str:
     )
 
 
-def resolve(lake: Lakehouse, selector: str | None, *, fix_time: bool = False) -> Pin:
+def version_prefix(label: str) -> int | None:
+    """The version a URL prefix `v/<label>` names when `label` is ASCII digits, else
+    None; NoSuchWarehouseError for digits that are not the one spelling of a version
+    (leading zeros) or name none (beyond 2^64-1), before any conversion of them."""
+    if not (label.isascii() and label.isdigit()):
+        return None
+    canonical = label.lstrip("0") or "0"
+    if len(canonical) > MAX_VERSION_DIGITS or int(canonical) >= 2**64:
+        raise NoSuchWarehouseError(
+            f"prefix {_short(VERSIONS + '/' + label)!r} names no catalog version: version "
+            "numbers are 0..2^64-1"
+        )
+    if canonical != label:
+        raise NoSuchWarehouseError(
+            f"prefix {_short(VERSIONS + '/' + label)!r} is not a name of a catalog version: "
+            f"a version is named by its number without leading zeros ('v/{canonical}')"
+        )
+    return int(label)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 48 else f"{text[:24]}...{text[-12:]}"
+
+
+def resolve(
+    lake: Lakehouse, selector: str | None, *, fix_time: bool = False, prefix: bool = False
+) -> Pin:
     """The catalog version `selector` names (NoSuchWarehouseError if none).
 
     `fix_time` turns a time into the version number it names (for the config endpoint).
+    `prefix`: `selector` is a URL prefix, which must be spelled exactly as the server
+    hands it out (no spaces around it, no leading zeros); else it is a warehouse.
     """
-    text = (selector or "").strip()
+    text = selector or ""
+    if not prefix:
+        text = text.strip()
+    elif text != text.strip():
+        raise NoSuchWarehouseError(
+            f"prefix {_short(text)!r} is not a name of a catalog version: no spaces around "
+            f"it ({_short(text.strip())!r})"
+        )
     if text in ("", LATEST, f"{VERSIONS}/{LATEST}"):
         return Pin(None, LATEST)
     head, sep, label = text.partition("/")
     if head != VERSIONS or not sep or not label or "/" in label:
-        raise NoSuchWarehouseError(f"unknown warehouse or prefix {text!r}: {_grammar()}")
+        raise NoSuchWarehouseError(f"unknown warehouse or prefix {_short(text)!r}: {_grammar()}")
+    if prefix:
+        version_prefix(label)
     try:
         chosen = lake.resolve(label)
     except VersionNotFoundError as exc:
@@ -119,4 +165,5 @@ __all__ = [
     "Pin",
     "resolve",
     "unreadable",
+    "version_prefix",
 ]

@@ -28,7 +28,14 @@ from trinityfs.lru import LRU
 from trinityfs.rest import requests as rq
 from trinityfs.rest.errors import RestError, bad_request, forbidden, not_found, validation_detail
 from trinityfs.rest.locations import LocationPolicy
-from trinityfs.rest.selector import LATEST, NoSuchWarehouseError, Pin, resolve, unreadable
+from trinityfs.rest.selector import (
+    LATEST,
+    NoSuchWarehouseError,
+    Pin,
+    resolve,
+    unreadable,
+    version_prefix,
+)
 
 if TYPE_CHECKING:
     from trinityfs.catalog import CatalogSnapshot
@@ -88,12 +95,13 @@ class RestCatalogService:
             return Pin(None, LATEST)
         head, _, label = selector.partition("/")
         try:
-            if head == "v" and label.isascii() and label.isdigit():
-                return Pin(int(label), selector)  # readability is checked on reading
+            number = version_prefix(label) if head == "v" else None
+            if number is not None:
+                return Pin(number, selector)  # readability is checked on reading
             key = (self.lake.latest_version(), selector)
             hit = self._pins.get(key)
             if hit is None:
-                hit = resolve(self.lake, selector)
+                hit = resolve(self.lake, selector, prefix=True)
                 self._pins.put(key, hit)
             return hit
         except NoSuchWarehouseError as exc:
