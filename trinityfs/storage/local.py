@@ -248,6 +248,9 @@ class LocalBackend(LocalDirs, Backend):
                 _write_all(out, data)
                 if self.fsync:
                     _start_writeback(out)  # the device writes it while the root is built
+            except BaseException:
+                _unlink_quietly(fd, name)  # ours (O_EXCL): no half-written file stays
+                raise
             finally:
                 os.close(out)
         finally:
