@@ -87,6 +87,7 @@ from trinityfs.lifecycle.dtxn_close import (
     COMMITTED_ROW,
     Closing,
     began,
+    committed_as,
     stale_claim_advice,
 )
 from trinityfs.lifecycle.dtxn_files import (
@@ -400,6 +401,7 @@ def load(engine: Engine, txn_id: str) -> DistributedTxn:
     tdef = read_transaction_def(engine, txn_id)
     location = transaction_location(txn_id)
     if engine.storage.exists(claim_location(txn_id)):
+        _refuse_if_committed(engine, tdef)
         raise TransactionClosedError(
             f"distributed transaction {txn_id} is being (or was) committed or aborted by "
             "another process"
@@ -436,6 +438,19 @@ def load(engine: Engine, txn_id: str) -> DistributedTxn:
     if running_location and running_location != tdef.beginning_root_node_file_path:
         _load_running(txn, running_location, location)
     return txn
+
+
+def _refuse_if_committed(engine: Engine, tdef: TransactionDef) -> None:
+    """A closing claim is held: TransactionClosedError "committed as version N" when a
+    version names the transaction (its committer stopped before removing the file: the
+    claim and the file are what a crash right after the root landed leaves)."""
+    base_version = parse_root_node_file(tdef.beginning_root_node_file_path)
+    version = None if base_version is None else committed_as(engine, tdef, base_version)
+    if version is not None:
+        raise TransactionClosedError(
+            f"distributed transaction {tdef.id} was committed as version {version} (the "
+            "process that committed it stopped before removing it); it cannot be loaded"
+        )
 
 
 def _load_running(txn: DistributedTxn, running_location: str, location: str) -> None:

@@ -97,6 +97,25 @@ def stale_claim_advice(
     )
 
 
+def committed_as(engine: Engine, tdef: TransactionDef, after: int) -> int | None:
+    """The version above `after` whose root names transaction `tdef` (COMMITTED_ROW)
+    and its beginning (BEGAN_ROW; a root without it, written before the row existed,
+    counts by the id alone)."""
+    roots = engine.roots
+    mine = began(tdef)
+    found = None
+    for version in range(after + 1, roots.latest_version() + 1):
+        try:
+            system = roots.load(version).system
+        except VersionNotFoundError:
+            continue  # expired: the validation after this says so
+        if found is not None and system.get(UNDOES_ROW) == str(found):
+            found = None  # it landed late and was undone: nothing stayed committed
+        if system.get(COMMITTED_ROW) == tdef.id and system.get(BEGAN_ROW, mine) == mine:
+            found = version
+    return found
+
+
 class Closing(Transaction):
     """The closing side of `DistributedTxn` (its base class): claim, commit found, abort."""
 
@@ -175,22 +194,8 @@ class Closing(Transaction):
             )
 
     def _committed_elsewhere(self, after: int) -> int | None:
-        """The version above `after` whose root names this transaction (COMMITTED_ROW)
-        and its beginning (BEGAN_ROW; a root without it, written before the row existed,
-        counts by the id alone)."""
-        roots = self.engine.roots
-        mine = began(self.tdef)
-        found = None
-        for version in range(after + 1, roots.latest_version() + 1):
-            try:
-                system = roots.load(version).system
-            except VersionNotFoundError:
-                continue  # expired: the validation after this says so
-            if found is not None and system.get(UNDOES_ROW) == str(found):
-                found = None  # it landed late and was undone: nothing stayed committed
-            if system.get(COMMITTED_ROW) == self.id and system.get(BEGAN_ROW, mine) == mine:
-                found = version
-        return found
+        """The version above `after` that committed this transaction (`committed_as`)."""
+        return committed_as(self.engine, self.tdef, after)
 
     def _stored_state(self) -> str:
         """What the transaction file holds now: "mine" (this transaction's, or a file
