@@ -19,6 +19,7 @@ from trinityfs.format.keys import (
     KeyCodec,
 )
 from trinityfs.format.paths import parse_root_node_file, root_node_file
+from trinityfs.lifecycle.stamps import first_holding
 from trinityfs.txn.engine import Engine, diff_snapshots, now_millis
 
 
@@ -103,12 +104,9 @@ def _search(engine: Engine, millis: int, lo: int, latest: Callable[[], int]) -> 
             f"no version at or before {format_millis(millis)}: the oldest readable "
             f"version {lo} was committed at {format_millis(created(lo))}"
         )
-    while lo < hi:  # binary search: times are monotonic in versions
-        mid = (lo + hi + 1) // 2
-        if created(mid) <= millis:
-            lo = mid
-        else:
-            hi = mid - 1
+    # times are monotonic in versions: the last one at or before `millis` precedes the
+    # first one after it
+    lo = first_holding(lo, hi, lambda v: created(v) > millis) - 1
     # A foreign writer may have broken monotonicity: walk previous_root to be sure.
     while lo > first and created(lo) > millis:
         lo -= 1

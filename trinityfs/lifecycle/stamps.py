@@ -126,7 +126,7 @@ def first_holding(
     """The first version in lo..hi for which `holds`, else hi+1: a binary search, so
     `holds` must be monotone on lo..hi (false...false true...true). O(log(hi - lo))
     calls; one fewer when the caller knows `holds(hi)` (`holds_at_hi`). The one
-    bisection over versions (also `trinityfs.catalog.history`)."""
+    bisection over versions (also `trinityfs.catalog.history` and `.versions`)."""
     if holds_at_hi:
         lo = min(lo, hi)
     elif lo > hi or not holds(hi):
