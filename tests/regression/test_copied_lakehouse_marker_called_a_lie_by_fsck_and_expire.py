@@ -9,8 +9,9 @@ same question as readers, with the root's stamp."""
 from __future__ import annotations
 
 import os
-import shutil
 import time
+
+from copied_lakes import copy_without_mtimes
 
 from trinityfs import Lakehouse
 from trinityfs.format.paths import OLDEST_VERSION
@@ -29,13 +30,7 @@ def _copy(tmp_path) -> str:
     with open(os.path.join(src, OLDEST_VERSION), "w") as f:
         f.write("5")
     dst = str(tmp_path / "copy")
-    shutil.copytree(src, dst, copy_function=shutil.copy)
-    later = time.time() + 7200
-    for folder, _dirs, files in os.walk(dst):
-        for name in files:
-            os.utime(os.path.join(folder, name), (later, later))
-    marker = os.path.join(dst, OLDEST_VERSION)
-    os.utime(marker, (later - 5, later - 5))
+    copy_without_mtimes(src, dst, marker_first_by=5)
     return dst
 
 

@@ -16,28 +16,16 @@ margin a writer 5 min behind made such a lie look true).
 from __future__ import annotations
 
 import os
-import shutil
 import time
 
 import pytest
+from copied_lakes import copy_without_mtimes
 
 from trinityfs import Lakehouse
 from trinityfs.format.paths import OLDEST_VERSION
 from trinityfs.txn import publish
 
 NO_FSYNC = {"fsync": False}
-
-
-def _copied_without_mtimes(src: str, dst: str, marker_first_by: float) -> None:
-    """A copy made two hours after the commits, the marker copied `marker_first_by`
-    seconds before everything else."""
-    shutil.copytree(src, dst, copy_function=shutil.copy)
-    later = time.time() + 7200
-    for folder, _dirs, files in os.walk(dst):
-        for name in files:
-            os.utime(os.path.join(folder, name), (later, later))
-    marker = os.path.join(dst, OLDEST_VERSION)
-    os.utime(marker, (later - marker_first_by, later - marker_first_by))
 
 
 @pytest.fixture
@@ -56,7 +44,7 @@ def expired_halfway(tmp_path) -> str:
 
 def test_a_copy_refuses_what_the_original_refuses(expired_halfway, tmp_path) -> None:
     copy = str(tmp_path / "copy")
-    _copied_without_mtimes(expired_halfway, copy, marker_first_by=5)
+    copy_without_mtimes(expired_halfway, copy, marker_first_by=5)
     lake = Lakehouse.open(copy, storage_options=NO_FSYNC)
     assert lake.oldest_version() == 5
     assert [v.version for v in lake.versions()] == [5, 6, 7]

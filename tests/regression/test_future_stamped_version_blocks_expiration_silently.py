@@ -14,23 +14,14 @@ import json
 import logging
 
 from expire_clock import expiring_later
+from future_stamps import YEAR_MS, lake_with_a_future_stamp
 from regression_cli import run
 
-import trinityfs.txn.publish as publish
 from trinityfs import Lakehouse
-
-YEAR_MS = 365 * 86_400_000
 
 
 def _skewed_lake(tmp_path, monkeypatch) -> tuple[Lakehouse, int]:
-    lake = Lakehouse.create(str(tmp_path / "lake"), storage_options={"fsync": False})
-    lake.create_namespace("a")  # 1
-    real = publish.now_millis
-    monkeypatch.setattr(publish, "now_millis", lambda: real() + YEAR_MS)
-    lake.create_namespace("skewed")  # 2: its writer's clock is a year ahead
-    monkeypatch.setattr(publish, "now_millis", real)
-    for i in range(3):
-        lake.create_namespace(f"b{i}")  # 3..5, stamped after 2
+    lake = lake_with_a_future_stamp(str(tmp_path / "lake"), monkeypatch)  # 2 ahead, 3..5
     return lake, lake.version_info(2).created_at_millis
 
 

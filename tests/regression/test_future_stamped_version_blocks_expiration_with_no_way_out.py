@@ -12,27 +12,18 @@ import json
 
 import pytest
 from expire_clock import expiring_later
+from future_stamps import lake_with_a_future_stamp
 from regression_cli import run
 
-import trinityfs.txn.publish as publish
 from trinityfs import Lakehouse
 from trinityfs.errors import InvalidArgumentError
 
-YEAR_MS = 365 * 86_400_000
 AGGRESSIVE = {"max_age_millis": 0, "min_versions": 1, "grace_millis": 0}
 
 
 def _skewed_lake(tmp_path, monkeypatch, where=None) -> Lakehouse:
     url, options = where or (str(tmp_path / "lake"), {"fsync": False})
-    lake = Lakehouse.create(url, storage_options=options)
-    lake.create_namespace("a")  # 1
-    real = publish.now_millis
-    monkeypatch.setattr(publish, "now_millis", lambda: real() + YEAR_MS)
-    lake.create_namespace("skewed")  # 2: its writer's clock is a year ahead
-    monkeypatch.setattr(publish, "now_millis", real)
-    for i in range(3):
-        lake.create_namespace(f"b{i}")  # 3..5, stamped after 2
-    return lake
+    return lake_with_a_future_stamp(url, monkeypatch, storage_options=options)  # 2 ahead
 
 
 def test_store_time_expires_past_a_future_stamp(tmp_path, monkeypatch, where) -> None:

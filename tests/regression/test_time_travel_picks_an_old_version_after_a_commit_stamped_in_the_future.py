@@ -16,25 +16,16 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from future_stamps import lake_with_a_future_stamp
 
-import trinityfs.txn.publish as publish
 from trinityfs import Lakehouse
 from trinityfs.errors import VersionNotFoundError
 from trinityfs.txn.engine import now_millis
 
-YEAR_MS = 365 * 86_400_000
-
 
 def _skewed_lake(tmp_path, monkeypatch) -> Lakehouse:
-    lake = Lakehouse.create(str(tmp_path / "lake"), storage_options={"fsync": False})
-    lake.create_namespace("a")  # 1
-    real = publish.now_millis
-    monkeypatch.setattr(publish, "now_millis", lambda: real() + YEAR_MS)
-    lake.create_namespace("skewed")  # 2: its writer's clock is a year ahead
-    monkeypatch.setattr(publish, "now_millis", real)
-    lake.create_namespace("b")  # 3
-    lake.create_namespace("c")  # 4
-    return lake
+    # version 2 committed by a clock a year ahead, then namespaces b (3) and c (4)
+    return lake_with_a_future_stamp(str(tmp_path / "lake"), monkeypatch, later=("b", "c"))
 
 
 def test_now_selects_the_latest_version(tmp_path, monkeypatch) -> None:
