@@ -7,12 +7,11 @@ walk its history (versions, time travel, change sets, diffs, rollback).
 from __future__ import annotations
 
 import contextlib
-import functools
 import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 from trinityfs.catalog import versions as _versions
 from trinityfs.catalog.bulk import BulkLoad
@@ -28,17 +27,14 @@ from trinityfs.catalog.history import History
 from trinityfs.catalog.model import Change, Kind, VersionInfo
 from trinityfs.catalog.names import check_export_lookup_name, check_new_name
 from trinityfs.catalog.primitives import FrontEndPrimitives
+from trinityfs.catalog.shortcuts import NothingChanged, begins_unprobed
 from trinityfs.catalog.snapshot import CatalogSnapshot
 from trinityfs.catalog.writer import CatalogTransaction, Definition
 from trinityfs.errors import (
     AlreadyExistsError,
-    CommitConflictError,
     CorruptFileError,
     InvalidArgumentError,
     LakehouseNotFoundError,
-    NamespaceNotEmptyError,
-    NamespaceNotFoundError,
-    ObjectNotFoundError,
     VersionNotFoundError,
 )
 from trinityfs.format.definitions import (
@@ -71,54 +67,6 @@ from trinityfs.txn.publish import rollback as _rollback
 from trinityfs.txn.snapshot import Snapshot
 from trinityfs.txn.transaction import Transaction
 from trinityfs.txn.verify import VERIFY_READS, VERIFY_TREE, TreeVerifier, parse_verify_mode
-
-#: errors a change may raise because its base was not the latest (then it is redone)
-_STALE_BASE_ERRORS = (
-    NamespaceNotFoundError,
-    ObjectNotFoundError,
-    AlreadyExistsError,
-    NamespaceNotEmptyError,
-    CommitConflictError,
-)
-
-_Method = TypeVar("_Method", bound=Callable[..., int])
-
-
-class _NothingChanged(Exception):
-    """A shortcut on an unprobed base changed nothing: true only if the base is latest."""
-
-    def __init__(self, version: int):
-        super().__init__(version)
-        self.version = version
-
-
-def _begins_unprobed(method: _Method) -> _Method:
-    """A one-change shortcut begins at the latest version this process confirmed within
-    the trust window (`RootStore.trusted_latest`), with no storage request: the
-    conditional create of the next root tells whether it still was the latest (a lost
-    race is replayed as usual). A change refused on such a base (not found, already
-    exists, conflict: nothing committed) is redone on the probed latest version unless
-    that base still is the latest, so no answer comes from a stale version."""
-
-    @functools.wraps(method)
-    def wrapper(self: Lakehouse, *args: Any, **kwargs: Any) -> int:
-        base = self.engine.roots.trusted_latest()
-        if base is None or getattr(self._shortcut, "base", None) is not None:
-            return method(self, *args, **kwargs)
-        self._shortcut.base = base
-        try:
-            return method(self, *args, **kwargs)
-        except _STALE_BASE_ERRORS:
-            if self.latest_version(fresh=True) == base:
-                raise
-        except _NothingChanged as unchanged:  # "no change" is an answer too
-            if self.latest_version(fresh=True) == base:
-                return unchanged.version
-        finally:
-            self._shortcut.base = None
-        return method(self, *args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
 
 
 class Lakehouse(FrontEndPrimitives):
@@ -314,25 +262,25 @@ class Lakehouse(FrontEndPrimitives):
 
     @contextlib.contextmanager
     def _one(self) -> Iterator[CatalogTransaction]:
-        base = getattr(self._shortcut, "base", None)  # set by @_begins_unprobed
+        base = getattr(self._shortcut, "base", None)  # set by @begins_unprobed
         with self.transaction(version=base) as txn:
             yield txn
 
     # -- single-change shortcuts (each is one commit) -------------------------------
 
-    @_begins_unprobed
+    @begins_unprobed
     def create_namespace(self, namespace: str, properties: dict[str, str] | None = None) -> int:
         with self._one() as t:
             t.create_namespace(namespace, properties)
         return self._result(t)
 
-    @_begins_unprobed
+    @begins_unprobed
     def drop_namespace(self, namespace: str, *, cascade: bool = False) -> int:
         with self._one() as t:
             t.drop_namespace(namespace, cascade=cascade)
         return self._result(t)
 
-    @_begins_unprobed
+    @begins_unprobed
     def set_namespace_properties(
         self, namespace: str, updates: dict[str, str] | None = None, removals=()
     ) -> int:
@@ -342,49 +290,49 @@ class Lakehouse(FrontEndPrimitives):
             t.set_namespace_properties(namespace, updates, removals)
         return self._result(t)
 
-    @_begins_unprobed
+    @begins_unprobed
     def create_table(self, namespace: str, name: str, definition: Definition = None) -> int:
         with self._one() as t:
             t.create_table(namespace, name, definition)
         return self._result(t)
 
-    @_begins_unprobed
+    @begins_unprobed
     def replace_table(self, namespace: str, name: str, definition: Definition) -> int:
         with self._one() as t:
             t.replace_table(namespace, name, definition)
         return self._result(t)
 
-    @_begins_unprobed
+    @begins_unprobed
     def drop_table(self, namespace: str, name: str) -> int:
         with self._one() as t:
             t.drop_table(namespace, name)
         return self._result(t)
 
-    @_begins_unprobed
+    @begins_unprobed
     def rename_table(self, namespace: str, name: str, new_namespace: str, new_name: str) -> int:
         with self._one() as t:
             t.rename_table(namespace, name, new_namespace, new_name)
         return self._result(t)
 
-    @_begins_unprobed
+    @begins_unprobed
     def create_view(self, namespace: str, name: str, definition: Definition = None) -> int:
         with self._one() as t:
             t.create_view(namespace, name, definition)
         return self._result(t)
 
-    @_begins_unprobed
+    @begins_unprobed
     def replace_view(self, namespace: str, name: str, definition: Definition) -> int:
         with self._one() as t:
             t.replace_view(namespace, name, definition)
         return self._result(t)
 
-    @_begins_unprobed
+    @begins_unprobed
     def drop_view(self, namespace: str, name: str) -> int:
         with self._one() as t:
             t.drop_view(namespace, name)
         return self._result(t)
 
-    @_begins_unprobed
+    @begins_unprobed
     def rename_view(self, namespace: str, name: str, new_namespace: str, new_name: str) -> int:
         with self._one() as t:
             t.rename_view(namespace, name, new_namespace, new_name)
@@ -394,12 +342,12 @@ class Lakehouse(FrontEndPrimitives):
         """The version a one-change shortcut made; when its change changed nothing (a
         rename onto itself, properties set to their values) nothing is committed and
         this is the version it was checked against, which must be the latest: on an
-        unprobed base @_begins_unprobed checks that, else redoes the change."""
+        unprobed base @begins_unprobed checks that, else redoes the change."""
         committed = t.txn.committed_version
         if committed is not None:
             return committed
         if getattr(self._shortcut, "base", None) is not None:
-            raise _NothingChanged(t.txn.base_version)
+            raise NothingChanged(t.txn.base_version)
         return t.txn.base_version
 
     # -- single reads at the latest version -----------------------------------------

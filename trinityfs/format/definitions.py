@@ -17,6 +17,7 @@ from trinityfs.errors import (
     CorruptFileError,
     DefinitionLimitError,
     InvalidArgumentError,
+    UnsafeLocationError,
     UnsupportedFormatVersionError,
 )
 from trinityfs.format import trinitylake_pb2
@@ -239,6 +240,8 @@ def decode_lakehouse_def(data: bytes, path: str) -> LakehouseDef:
         validate_lakehouse_def(ldef)
     except InvalidArgumentError as exc:
         raise CorruptFileError(path, f"lakehouse definition: {exc}") from None
+    except UnsafeLocationError as exc:  # named by this file, not by the location it holds
+        raise UnsafeLocationError(path, f"lakehouse definition: {exc.problem}") from None
     remember_lakehouse_def(path, data, ldef)
     return ldef
 
@@ -413,7 +416,10 @@ def validate_lakehouse_def(ldef: LakehouseDef) -> LakehouseDef:
     for export_name, location in ldef.exported_snapshots.items():
         if not export_name:
             raise InvalidArgumentError("exported_snapshots has an entry with an empty name")
-        validate_location(location)
+        try:
+            validate_location(location)
+        except UnsafeLocationError as exc:
+            raise UnsafeLocationError(exc.path, f"export {export_name!r}: {exc.problem}") from None
     return ldef
 
 
