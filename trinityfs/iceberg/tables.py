@@ -25,7 +25,7 @@ from pyiceberg.table import CommitTableResponse, Table
 from pyiceberg.table.locations import load_location_provider
 from pyiceberg.table.metadata import TableMetadata, new_table_metadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
-from pyiceberg.table.update import AssertCreate
+from pyiceberg.table.update import AssertCreate, RemovePropertiesUpdate, SetPropertiesUpdate
 from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
 
 from trinityfs.catalog import CatalogTransaction
@@ -46,6 +46,28 @@ if TYPE_CHECKING:
     from trinityfs.iceberg.reclaim import ReclaimReport
 
 T = TypeVar("T")
+
+
+def _removing_only_set_keys(
+    base: TableMetadata | None, updates: tuple[TableUpdate, ...]
+) -> tuple[TableUpdate, ...]:
+    """`updates` with removals of properties that are not set left out. PyIceberg's
+    metadata update raises a bare KeyError for them (a REST 500); Iceberg's Java builder,
+    and this server's views, remove what is there: a key not set is nothing to remove."""
+    props = set() if base is None else set(base.properties)
+    kept: list[TableUpdate] = []
+    for update in updates:
+        if isinstance(update, SetPropertiesUpdate):
+            props |= set(update.updates)
+        elif isinstance(update, RemovePropertiesUpdate):
+            present = list(dict.fromkeys(k for k in update.removals if k in props))
+            props -= set(present)
+            if not present:
+                continue
+            if present != update.removals:
+                update = RemovePropertiesUpdate(removals=present)
+        kept.append(update)
+    return tuple(kept)
 
 
 class TablesMixin:
@@ -320,7 +342,10 @@ class TablesMixin:
                 # to retry, and never a table made from the updates alone
                 raise NoSuchTableError(f"Table does not exist: {ns}.{name}")
             current = None if old is None else self._table_from_def(ns, name, old)
-            staged = self._update_and_stage_table(current, (ns, name), requirements, updates)
+            base = None if current is None else current.metadata
+            staged = self._update_and_stage_table(
+                current, (ns, name), requirements, _removing_only_set_keys(base, updates)
+            )
             self._check_table_locations(f"{ns}.{name}", staged.metadata)
             if current is not None and staged.metadata == current.metadata:
                 return CommitTableResponse(
