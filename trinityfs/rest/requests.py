@@ -9,8 +9,12 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Any
+import math
+from collections.abc import Callable
+from typing import Any, TypeVar
 from urllib.parse import unquote
+
+from pydantic import ValidationError
 
 from trinityfs import jsontext
 from trinityfs.errors import JsonTooDeepError
@@ -21,6 +25,35 @@ NAMESPACE_SEPARATOR = "\x1f"
 DEFAULT_PAGE_SIZE = 1000
 MAX_PAGE_SIZE = 10_000
 MAX_JSON_DEPTH = 64
+# Iceberg's JSON numbers are ints and longs: an integer beyond 64 bits is no field of it,
+# and one stored would make the metadata unreadable to other clients (Java's parser)
+MAX_INT_DIGITS = 19
+INT64 = range(-(2**63), 2**63)
+
+T = TypeVar("T")
+
+
+class _NotIcebergJson(ValueError):
+    """A JSON number no Iceberg field holds (an integer beyond 64 bits, NaN, Infinity)."""
+
+
+def _int64(text: str) -> int:
+    digits = text.lstrip("-")
+    if len(digits.lstrip("0")) > MAX_INT_DIGITS or int(text) not in INT64:
+        shown = text if len(text) <= 32 else f"{text[:16]}...({len(text)} characters)"
+        raise _NotIcebergJson(f"the integer {shown} is outside the 64-bit range")
+    return int(text)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotIcebergJson(f"{text[:32]} is beyond the range of a double")
+    return value
+
+
+def _no_constant(name: str) -> float:
+    raise _NotIcebergJson(f"{name} is not a JSON number")
 
 
 def path_text(raw: str, what: str) -> str:
@@ -118,9 +151,19 @@ def json_object(body: bytes) -> dict[str, Any]:
     if not body.strip():
         raise bad_request("the request needs a JSON object body")
     try:
-        value = jsontext.loads(body, max_depth=MAX_JSON_DEPTH)
+        value = jsontext.loads(
+            body,
+            max_depth=MAX_JSON_DEPTH,
+            parse_int=_int64,
+            parse_float=_finite,
+            parse_constant=_no_constant,
+        )
     except JsonTooDeepError:
         raise bad_request(f"the request body nests deeper than {MAX_JSON_DEPTH} levels") from None
+    except _NotIcebergJson as exc:
+        raise bad_request(
+            f"the request body holds a number no Iceberg field takes: {exc}"
+        ) from None
     except UnicodeDecodeError:
         raise bad_request("the request body is not UTF-8") from None
     except ValueError as exc:
@@ -130,6 +173,21 @@ def json_object(body: bytes) -> dict[str, Any]:
     if _depth(value) > MAX_JSON_DEPTH:
         raise bad_request(f"the request body nests deeper than {MAX_JSON_DEPTH} levels")
     return value
+
+
+def validated(validate: Callable[[Any], T], value: Any, what: str) -> T:
+    """`validate(value)` (a pydantic validation of PyIceberg models), where a value of the
+    wrong type that PyIceberg's own validators trip over (`.items()` of a list: an
+    AttributeError, a TypeError, a KeyError) is a 400 naming `what`, as a ValidationError
+    is, never a 500."""
+    try:
+        return validate(value)
+    except ValidationError:
+        raise
+    except (AttributeError, TypeError, KeyError, IndexError) as exc:
+        raise bad_request(
+            f"invalid {what}: a value has the wrong type ({type(exc).__name__}: {exc})"
+        ) from None
 
 
 def string_map(value: Any, what: str) -> dict[str, str]:

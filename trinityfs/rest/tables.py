@@ -107,8 +107,10 @@ class TableService:
                     f"{ns}.{name} of the path"
                 )
             ns, name = body_ns, body_name
-        requirements = _REQUIREMENTS.validate_python(body.get("requirements") or [])
-        updates = _UPDATES.validate_python(body.get("updates") or [])
+        requirements = rq.validated(
+            _REQUIREMENTS.validate_python, body.get("requirements") or [], "requirements"
+        )
+        updates = rq.validated(_UPDATES.validate_python, body.get("updates") or [], "updates")
         for update in updates:
             if isinstance(update, SetLocationUpdate):
                 self.policy.check(update.location)
@@ -139,11 +141,17 @@ class TableService:
             raise bad_request("name must be a non-empty string")
         if body.get("schema") is None:
             raise bad_request("schema is required")
-        schema = Schema.model_validate(body["schema"])
+        schema = rq.validated(Schema.model_validate, body["schema"], "schema")
         spec = body.get("partition-spec")
-        spec = UNPARTITIONED_PARTITION_SPEC if spec is None else PartitionSpec.model_validate(spec)
+        if spec is None:
+            spec = UNPARTITIONED_PARTITION_SPEC
+        else:
+            spec = rq.validated(PartitionSpec.model_validate, spec, "partition-spec")
         order = body.get("write-order")
-        order = UNSORTED_SORT_ORDER if order is None else SortOrder.model_validate(order)
+        if order is None:
+            order = UNSORTED_SORT_ORDER
+        else:
+            order = rq.validated(SortOrder.model_validate, order, "write-order")
         props = rq.string_map(body.get("properties"), "properties")
         self.check_properties(props)
         stage = rq.optional_bool(body.get("stage-create"), "stage-create")

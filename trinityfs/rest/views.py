@@ -143,8 +143,9 @@ class ViewService:
             raise bad_request("name must be a non-empty string")
         if body.get("schema") is None or body.get("view-version") is None:
             raise bad_request("schema and view-version are required")
-        schema = _SCHEMA.validate_python(body["schema"]).model_copy(update={"schema_id": 0})
-        version = _VERSION.validate_python(body["view-version"])
+        schema = rq.validated(_SCHEMA.validate_python, body["schema"], "schema")
+        schema = schema.model_copy(update={"schema_id": 0})
+        version = rq.validated(_VERSION.validate_python, body["view-version"], "view-version")
         props = rq.string_map(body.get("properties"), "properties")
         self._check_properties(props)
         location = body.get("location")
@@ -266,7 +267,7 @@ def apply_view_updates(
             if update.get("format-version") != 1:
                 raise bad_request("view format version 1 is the only one")
         elif action == "add-schema":
-            schema = _SCHEMA.validate_python(update.get("schema"))
+            schema = rq.validated(_SCHEMA.validate_python, update.get("schema"), "schema")
             schema_id = max((s.schema_id for s in schemas), default=-1) + 1
             schemas.append(schema.model_copy(update={"schema_id": schema_id}))
             last_schema = schema_id
@@ -281,7 +282,9 @@ def apply_view_updates(
             for key in rq.string_list(update.get("removals"), "removals"):
                 props.pop(key, None)
         elif action == "add-view-version":
-            version = _VERSION.validate_python(update.get("view-version"))
+            version = rq.validated(
+                _VERSION.validate_python, update.get("view-version"), "view-version"
+            )
             schema_id = version.schema_id
             if schema_id == -1:
                 if last_schema is None:
@@ -296,6 +299,8 @@ def apply_view_updates(
             last_version = version_id
         elif action == "set-current-view-version":
             version_id = update.get("view-version-id")
+            if not isinstance(version_id, int) or isinstance(version_id, bool):
+                raise bad_request(f"view-version-id must be an integer, not {version_id!r:.100}")
             if version_id == -1:
                 version_id = last_version
             if version_id not in {v.version_id for v in versions}:
