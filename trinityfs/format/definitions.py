@@ -226,6 +226,10 @@ def remember_lakehouse_def(path: str, data: bytes, ldef: LakehouseDef) -> None:
     _CHECKED_LAKEHOUSE_DEFS.put((path, bytes(data)), kept)
 
 
+#: the way out, said with every refused stored definition (trinityfs/lifecycle/defrepair.py)
+_REPAIR = " (a rollback to a version whose definition passes repairs the lakehouse)"
+
+
 def decode_lakehouse_def(data: bytes, path: str) -> LakehouseDef:
     """A stored LakehouseDef, decoded and validated (a copy the caller may change).
 
@@ -239,9 +243,9 @@ def decode_lakehouse_def(data: bytes, path: str) -> LakehouseDef:
     try:
         validate_lakehouse_def(ldef)
     except InvalidArgumentError as exc:
-        raise CorruptFileError(path, f"lakehouse definition: {exc}") from None
+        raise CorruptFileError(path, f"lakehouse definition: {exc}{_REPAIR}") from None
     except UnsafeLocationError as exc:  # named by this file, not by the location it holds
-        raise UnsafeLocationError(path, f"lakehouse definition: {exc.problem}") from None
+        raise UnsafeLocationError(path, f"lakehouse definition: {exc.problem}{_REPAIR}") from None
     remember_lakehouse_def(path, data, ldef)
     return ldef
 
