@@ -3,9 +3,10 @@
 around it (`latest%20`, `%20latest`, `v/1%20`) was stripped, so `POST
 /v1/latest%20/namespaces` wrote to the latest version. The fs/FUSE/CLI paths have one
 spelling per name (`/v/01` is ENOENT). A 5,000-digit prefix was a 400 quoting Python's
-int conversion limit. Now a prefix must be spelled as the server hands it out: any other
-spelling is 404 NoSuchWarehouseException naming the one spelling, and nothing is
-written. (`v/%31` is the same URL as `v/1`, RFC 3986 6.2.2.2; `warehouse=v/01` at
+int conversion limit. Now a version number in a prefix has one spelling and a prefix
+has no spaces around it: another spelling is 404 NoSuchWarehouseException naming the
+one spelling, and nothing is written (exports and times stay selectors, as in
+`/v/<selector>` paths). (`v/%31` is the same URL as `v/1`, RFC 3986 6.2.2.2; `warehouse=v/01` at
 GET /v1/config still answers the one prefix `v/1`. PyIceberg and DuckDB take the
 prefix from the config endpoint's override, so only raw HTTP can send another one.)"""
 

@@ -18,7 +18,6 @@ from trinityfs.fuse.common import (
     XATTR_REPLACE,
     _fuse_op,
     _os_error,
-    _path_of,
     _View,
     _WriteHandle,
     log,
@@ -159,9 +158,10 @@ class EntryOpsMixin:
                 if stale:
                     log.warning("rename %s %s: %s", old, new, stale)
                     raise _os_error(errno.EBUSY, stale, new)
+            compared: list[str | None] = []
             version = self._commit(
                 f"save {dkey[0]}/{dkey[1]}",
-                lambda txn: self._apply_content(txn, *dkey, parsed),
+                lambda txn: self._apply_content(txn, *dkey, parsed, compared),
                 base=origin.base_version if restoring else None,
             )
             with self._lock:
@@ -170,7 +170,7 @@ class EntryOpsMixin:
             self._orphan(dkey)
             if version is not None:
                 self._served_commit(process, dkey, version)
-            self._saved_with_times(dkey, scratch.set_times)
+            self._saved_with_times(dkey, scratch.set_times, version, compared)
             return 0
         pending = self._pending(skey)
         src_found = self._locate(snap, *skey)
@@ -295,13 +295,23 @@ class EntryOpsMixin:
                 if isinstance(h, _WriteHandle) and h.key == key and not h.orphaned
             ]
 
-    def _saved_with_times(self, key: tuple[str, str], times: tuple[int, int] | None) -> None:
-        """`key` was just saved (committed, or unchanged) by a writer that set `times`:
-        show them on what it is now."""
+    def _saved_with_times(
+        self,
+        key: tuple[str, str],
+        times: tuple[int, int] | None,
+        version: int | None,
+        compared: list[str | None],
+    ) -> None:
+        """`key` was just saved by a writer that set `times`: show them on the definition
+        that save left, the one `version` committed (None: the content was unchanged, so
+        the one it was `compared` with), never on a later writer's."""
         if times is None:
             return
-        view = self._view(_path_of(*key), fresh=True)
-        location = self.model.location(view.place) if view.writable else None
+        if version is not None:
+            found = self._locate(self._at(version), *key)
+            location = None if found is None else found[1]
+        else:
+            location = compared[-1] if compared else None
         if location is not None:
             self._times.set(key, location, *times)
 

@@ -396,10 +396,11 @@ class FileOpsMixin:
             log.warning("write %s: %s", path, handle.stale)
             raise _os_error(errno.EBUSY, handle.stale, path)
         ns, name = handle.namespace, handle.name
+        compared: list[str | None] = []
         try:
             version = self._commit(
                 f"write {ns}/{name}",
-                lambda txn: self._apply_content(txn, ns, name, parsed),
+                lambda txn: self._apply_content(txn, ns, name, parsed, compared),
                 base=handle.base,
             )
         except Exception:
@@ -413,12 +414,24 @@ class FileOpsMixin:
             self._served_commit(handle.process, handle.key, version)
         with self._lock:
             self._unhide(handle.key)
-        self._saved_with_times(handle.key, handle.set_times)
+        self._saved_with_times(handle.key, handle.set_times, version, compared)
 
-    def _apply_content(self, txn: Any, ns: str, name: str, parsed: Content) -> bool:
+    def _apply_content(
+        self,
+        txn: Any,
+        ns: str,
+        name: str,
+        parsed: Content,
+        compared: list[str | None] | None = None,
+    ) -> bool:
         """Create, replace (or re-kind) `ns.name` from parsed content (the path model's
-        write: ids kept); False if unchanged."""
-        return self.model.write(txn, ns, name, parsed).action != "unchanged"
+        write: ids kept); False if unchanged. `compared` gets the definition location the
+        transaction holds after the write (for an unchanged one: what it was compared with)."""
+        changed = self.model.write(txn, ns, name, parsed).action != "unchanged"
+        if compared is not None:
+            found = txn.locate(ns, name)
+            compared.append(None if found is None else found[1])
+        return changed
 
     def _commit(
         self, what: str, apply: Callable[[Any], Any], base: int | None = None

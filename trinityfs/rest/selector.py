@@ -13,13 +13,15 @@ every later request names it: /v1/v/12/namespaces/... A time is resolved once, a
 time, to the version it names (`v/<n>`), so a client's view does not drift while it runs.
 Every prefix other than `latest` (and its alias `v/latest`) is read-only.
 
-A URL prefix is a name: only the spelling the server hands out names a version, as the
-fs/FUSE/CLI paths have one spelling per name (`/v/1`, never `/v/01`). `v/01`, `v/0001`
-or ` latest` (spaces around) are no prefix (404 NoSuchWarehouseException naming the one
-spelling); a `warehouse` given to GET /v1/config is a selector like the CLI's
-`--version` and is read leniently (spaces around, leading zeros), its answer being the
-one prefix. Percent-encoded unreserved characters (`v/%31`) are the same URL as `v/1`
-(RFC 3986, 6.2.2.2), not another spelling.
+A version number in a URL prefix has one spelling, as in the fs/FUSE/CLI paths (`/v/1`,
+never `/v/01`): `v/01`, `v/0001`, and any prefix with spaces around it (` latest`,
+`v/1 `) name nothing (404 NoSuchWarehouseException naming the one spelling). Exports
+and times are selectors in a prefix as they are in `/v/<selector>` paths: `v/e1` and
+`v/export:e1` both read export e1, and a time is read in any ISO-8601 spelling
+(`v/time:...`, `...Z`, `...+00:00`); the server itself hands a time out as `v/<n>`. A
+`warehouse` given to GET /v1/config is read like the CLI's `--version` (spaces around,
+leading zeros), its answer being one prefix. Percent-encoded unreserved characters
+(`v/%31`) are the same URL as `v/1` (RFC 3986, 6.2.2.2), not another spelling.
 """
 
 from __future__ import annotations
@@ -116,8 +118,8 @@ def resolve(
     """The catalog version `selector` names (NoSuchWarehouseError if none).
 
     `fix_time` turns a time into the version number it names (for the config endpoint).
-    `prefix`: `selector` is a URL prefix, which must be spelled exactly as the server
-    hands it out (no spaces around it, no leading zeros); else it is a warehouse.
+    `prefix`: `selector` is a URL prefix: no spaces around it, a version number without
+    leading zeros; else it is a warehouse (read leniently).
     """
     text = selector or ""
     if not prefix:
