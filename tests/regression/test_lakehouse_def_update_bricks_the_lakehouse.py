@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from trinityfs.catalog.lakehouse import Lakehouse
-from trinityfs.errors import InvalidArgumentError, UnsafeLocationError
+from trinityfs.errors import InvalidArgumentError
 from trinityfs.format.definitions import PROP_VERSION_MAX_AGE_MILLIS
 from trinityfs.format.trinitylake_pb2 import LakehouseDef
 
@@ -36,7 +36,7 @@ def _retention(ldef: LakehouseDef) -> None:
     [
         (_node_size, InvalidArgumentError),
         (_isolation, InvalidArgumentError),
-        (_export, UnsafeLocationError),
+        (_export, InvalidArgumentError),
         (_retention, InvalidArgumentError),
     ],
     ids=["node-size", "isolation", "export", "retention"],

@@ -243,11 +243,22 @@ def decode_lakehouse_def(data: bytes, path: str) -> LakehouseDef:
     try:
         validate_lakehouse_def(ldef)
     except InvalidArgumentError as exc:
-        raise CorruptFileError(path, f"lakehouse definition: {exc}{_REPAIR}") from None
-    except UnsafeLocationError as exc:  # named by this file, not by the location it holds
-        raise UnsafeLocationError(path, f"lakehouse definition: {exc.problem}{_REPAIR}") from None
+        repair = "" if _refused_export(ldef) else _REPAIR  # a repair keeps every export
+        raise CorruptFileError(path, f"lakehouse definition: {exc}{repair}") from None
     remember_lakehouse_def(path, data, ldef)
     return ldef
+
+
+def _refused_export(ldef: LakehouseDef) -> bool:
+    """Whether an export entry is among what the checks refuse in `ldef`."""
+    for name, location in ldef.exported_snapshots.items():
+        try:
+            validate_location(location)
+        except UnsafeLocationError:
+            return True
+        if not name:
+            return True
+    return False
 
 
 def parse_isolation_level(value: str | int) -> int:
@@ -375,7 +386,8 @@ def validate_lakehouse_def(ldef: LakehouseDef) -> LakehouseDef:
     """Check a LakehouseDef can be used; returns it unchanged.
 
     Raises UnsupportedFormatVersionError for an unknown major version,
-    UnsafeLocationError for an unsafe export location, else InvalidArgumentError.
+    else InvalidArgumentError (also for an export at an unsafe location: the definition
+    is what is wrong; a caller that read it from a file names that file).
     """
     if not isinstance(ldef, LakehouseDef):
         raise InvalidArgumentError(f"expected a LakehouseDef, got {type(ldef).__name__}")
@@ -422,8 +434,8 @@ def validate_lakehouse_def(ldef: LakehouseDef) -> LakehouseDef:
             raise InvalidArgumentError("exported_snapshots has an entry with an empty name")
         try:
             validate_location(location)
-        except UnsafeLocationError as exc:
-            raise UnsafeLocationError(exc.path, f"export {export_name!r}: {exc.problem}") from None
+        except UnsafeLocationError as exc:  # the definition is refused, not a file it names
+            raise InvalidArgumentError(f"export {export_name!r}: {exc.problem}") from None
     return ldef
 
 
