@@ -227,7 +227,10 @@ def remember_lakehouse_def(path: str, data: bytes, ldef: LakehouseDef) -> None:
 
 
 #: the way out, said with every refused stored definition (trinityfs/lifecycle/defrepair.py)
-_REPAIR = " (a rollback to a version whose definition passes repairs the lakehouse)"
+_REPAIR = (
+    " (if this is the latest definition, a rollback to a version whose definition"
+    " passes repairs the lakehouse)"
+)
 
 
 def decode_lakehouse_def(data: bytes, path: str) -> LakehouseDef:
