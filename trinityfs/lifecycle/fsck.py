@@ -158,7 +158,7 @@ def _fsck(engine: Engine, report: FsckReport, threads: int) -> None:
         if not has_content_name(loc) and ROWS_DIGEST_KEY not in data:
             unverified.add(loc)
 
-    marker = Marker(storage, threads=threads, strict=False, on_node=remember_keys)
+    marker = Marker(storage, threads=threads, strict=False, on_node=remember_keys, uncached=True)
     kept = [root_node_file(v) for v in range(oldest, latest + 1)]
     loaded = marker.mark_roots(kept)
     live = LiveSet(marker, oldest, latest)

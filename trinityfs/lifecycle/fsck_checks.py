@@ -59,6 +59,7 @@ def lakehouse_def(
         return None
     if location not in cache:
         try:
+            storage.forget(location)  # the stored file, not what this process read once
             ldef = decode_definition(storage.read_immutable(location), LakehouseDef, location)
             cache[location] = validate_lakehouse_def(ldef)
         except TrinityError as exc:
@@ -187,7 +188,9 @@ def check_export(
         def remember_keys(_loc: str, _data: bytes, nf: NodeFile) -> None:
             add_keys_of(keys_of, nf)
 
-        marker = Marker(storage, threads=threads, strict=False, on_node=remember_keys)
+        marker = Marker(
+            storage, threads=threads, strict=False, on_node=remember_keys, uncached=True
+        )
     else:
         live.export_roots.add(location)
         prefix = ""

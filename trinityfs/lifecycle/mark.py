@@ -37,6 +37,9 @@ class Marker:
     in `problems` as (location, referrer, message) and the walk goes on (fsck). A
     missing file is never an error here: nothing can be found below it, so the walk goes
     on and the location is listed in `missing` (callers decide what that means).
+    With `uncached` every file is read from storage, never from the storage's cache of
+    immutable files (fsck: a file deleted or damaged since this process read it must
+    be seen).
     """
 
     def __init__(
@@ -46,10 +49,12 @@ class Marker:
         threads: int = DEFAULT_THREADS,
         strict: bool = True,
         on_node: NodeHook | None = None,
+        uncached: bool = False,
     ):
         self.storage = storage
         self.threads = max(1, threads)
         self.strict = strict
+        self.uncached = uncached
         self.on_node = on_node
         self.nodes: set[str] = set()
         self.definitions: set[str] = set()
@@ -157,6 +162,8 @@ class Marker:
 
     def _load(self, location: str) -> tuple[str, NodeFile | None]:
         try:
+            if self.uncached:
+                self.storage.forget(location)
             data = self.storage.read_immutable(location)
             nf = decode_node(data, None, location)
         except StorageFileNotFoundError:
