@@ -195,3 +195,29 @@ def test_log_lists_the_readable_versions_and_names_the_other(tmp_path) -> None:
     rows = [line.split()[0] for line in result.out.splitlines()[1:]]
     assert rows == [str(v) for v in range(bad_version + 1, -1, -1)], result.out
     assert "(unreadable: corrupt file" in result.out
+
+
+def test_two_repairs_at_once(tmp_path, monkeypatch) -> None:
+    """Another process repaired the definition between this rollback's first attempt and
+    its repair: that is no error (it was: the first attempt's CorruptFileError was
+    raised again), the plain rollback runs once more and finds nothing to change."""
+    import trinityfs.catalog.lakehouse as lakehouse_module
+
+    root = str(tmp_path / "lake")
+    lake, target = history(root)
+    bad_version = foreign_commit(lake, _property)
+    first, second = Lakehouse.open(root), Lakehouse.open(root)
+    real = lakehouse_module._defrepair.rollback_over_invalid_definition
+    raced: list[int] = []
+
+    def other_process_first(engine, version, **kwargs):
+        if not raced:
+            raced.append(-1)  # the other one's own repair goes straight through
+            raced[0] = first.rollback(version)
+        return real(engine, version, **kwargs)
+
+    monkeypatch.setattr(
+        lakehouse_module._defrepair, "rollback_over_invalid_definition", other_process_first
+    )
+    assert second.rollback(target) == bad_version + 1 == raced[0]
+    assert sorted(e.name for e in Lakehouse.open(root).exports()) == ["new", "old"]

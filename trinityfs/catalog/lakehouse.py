@@ -428,9 +428,13 @@ class Lakehouse(FrontEndPrimitives):
             repaired = _defrepair.rollback_over_invalid_definition(
                 self.engine, version, expected_latest=expected_latest
             )
-            if repaired is None:
-                raise  # the latest definition passes: the error is about something else
-            landed = repaired
+            # None: the latest definition passes (another process repaired it meanwhile,
+            # or the error was about something else): the plain rollback once more
+            landed = (
+                _rollback(self.engine, version, expected_latest=expected_latest)
+                if repaired is None
+                else repaired
+            )
         self._saw(landed)
         return landed
 
