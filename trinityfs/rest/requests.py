@@ -34,7 +34,8 @@ T = TypeVar("T")
 
 
 class _NotIcebergJson(ValueError):
-    """A JSON number no Iceberg field holds (an integer beyond 64 bits, NaN, Infinity)."""
+    """JSON no Iceberg request holds: an integer beyond 64 bits, NaN, Infinity, a name
+    twice in one object."""
 
 
 def _int64(text: str) -> int:
@@ -49,6 +50,18 @@ def _finite(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
         raise _NotIcebergJson(f"{text[:32]} is beyond the range of a double")
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose names are unique: with a name twice, parsers disagree on which
+    value counts (Python's and Jackson's take the last, others the first), so a proxy
+    that checks one value and a server that acts on the other see different requests."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise _NotIcebergJson(f"the name {twice[:64]!r} appears twice in one object")
     return value
 
 
@@ -157,13 +170,12 @@ def json_object(body: bytes) -> dict[str, Any]:
             parse_int=_int64,
             parse_float=_finite,
             parse_constant=_no_constant,
+            object_pairs_hook=_unique_keys,
         )
     except JsonTooDeepError:
         raise bad_request(f"the request body nests deeper than {MAX_JSON_DEPTH} levels") from None
     except _NotIcebergJson as exc:
-        raise bad_request(
-            f"the request body holds a number no Iceberg field takes: {exc}"
-        ) from None
+        raise bad_request(f"the request body is not valid here: {exc}") from None
     except UnicodeDecodeError:
         raise bad_request("the request body is not UTF-8") from None
     except ValueError as exc:
