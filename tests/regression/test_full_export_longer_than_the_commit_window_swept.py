@@ -10,7 +10,6 @@ their base version and spares every file written since the lease began."""
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
@@ -21,18 +20,18 @@ from trinityfs.lifecycle.exports import ExportProgress
 TTL_MILLIS = 600  # the commit window: expiration's grace cannot go below it
 
 
-def slow_lake(root: str) -> Lakehouse:
-    lake = Lakehouse.create(root, txn_ttl_millis=TTL_MILLIS)
+def slow_lake(root: str, options: dict | None = None) -> Lakehouse:
+    lake = Lakehouse.create(root, storage_options=options, txn_ttl_millis=TTL_MILLIS)
     lake.create_namespace("ns")
     for i in range(6):
         lake.create_table("ns", f"t{i}")
     return lake
 
 
-def test_full_export_survives_an_expiration_while_it_copies(tmp_path) -> None:
-    root = str(tmp_path / "lake")
-    lake = slow_lake(root)
-    other = Lakehouse.open(root)
+def test_full_export_survives_an_expiration_while_it_copies(where) -> None:
+    root, options = where
+    lake = slow_lake(root, options)
+    other = Lakehouse.open(root, storage_options=options)
     ran: list = []
 
     def progress(p: ExportProgress) -> None:
@@ -44,9 +43,9 @@ def test_full_export_survives_an_expiration_while_it_copies(tmp_path) -> None:
     assert ran, "the expiration did not run during the export"
     assert info.standalone
     assert [e.name for e in lake.exports()] == ["full1"]
-    exported = Lakehouse.open(os.path.join(root, "_exports", "full1"))
+    exported = Lakehouse.open(root.rstrip("/") + "/_exports/full1", storage_options=options)
     assert sorted(exported.at().list_tables("ns")) == [f"t{i}" for i in range(6)]
-    report = Lakehouse.open(root).fsck()
+    report = Lakehouse.open(root, storage_options=options).fsck()
     assert report.ok, report.errors
     assert not report.transactions, "the export's lease was left behind"
 

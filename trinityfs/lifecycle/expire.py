@@ -155,9 +155,15 @@ from trinityfs.txn.engine import Engine, now_millis
 
 log = logging.getLogger(__name__)
 
-#: transaction files whose id starts with this are bulk-load leases
-#: (trinityfs/catalog/bulk.py): while one is live, nothing written since it began is swept
+#: transaction files whose id starts with this are leases (a bulk load's,
+#: trinityfs/catalog/bulk.py; an export's, trinityfs/lifecycle/lease.py): while one is
+#: live, nothing written since it began is swept
 BULK_LEASE_PREFIX = "bulk-"
+#: how far before a lease's began_at_millis (its writer's clock) the files it protects
+#: may be stamped by the store: object stores keep whole seconds (a file written 0.9 s
+#: after the lease began can look 0.1 s older than it), and a writer's clock may run
+#: ahead of the store's. Sparing that much more garbage for a while costs nothing.
+LEASE_CLOCK_ALLOWANCE_MILLIS = 60_000
 
 
 def expire(
@@ -326,10 +332,11 @@ def expire(
 
 
 def _sweep_cutoff(cutoff: int, live_txns: list, policy: RetentionPolicy) -> int:
-    """The sweep's cutoff, moved back to the start of every live bulk-load lease: a bulk
-    load writes its definition files long before its root refers to them."""
+    """The sweep's cutoff, moved back to the start of every live lease (less
+    LEASE_CLOCK_ALLOWANCE_MILLIS): a bulk load writes its definition files long before
+    its root refers to them, an export its copies before its record."""
     began = [
-        t.tdef.began_at_millis - policy.margin_millis
+        t.tdef.began_at_millis - policy.margin_millis - LEASE_CLOCK_ALLOWANCE_MILLIS
         for t in live_txns
         if t.tdef is not None and t.tdef.id.startswith(BULK_LEASE_PREFIX)
     ]
