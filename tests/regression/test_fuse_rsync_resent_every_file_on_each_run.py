@@ -36,7 +36,8 @@ def test_a_second_rsync_of_an_edited_tree_sends_nothing(tmp_path):
     with mounted(root, tmp_path / "mnt") as mount:
         src = tmp_path / "src"
         rsync(mount.path / "ns", src)  # a copy of the namespace, then edit one file
-        (src / "t").write_text((src / "t").read_text().replace('"a": "1"', '"a": "2"'))
+        (src / "t").write_text((src / "t").read_text().replace('"a": "1"', '"a": "two"'))
+        os.utime(src / "t", ns=(T2020 + 7, T2020 + 7))  # not within the commit's second
         os.utime(src / "u", ns=(T2020, T2020))  # touched only: same content
         first = rsync(src, mount.path / "ns")
         assert "t" in first.split() and "u" in first.split()
@@ -44,8 +45,9 @@ def test_a_second_rsync_of_an_edited_tree_sends_nothing(tmp_path):
         assert rsync(src, mount.path / "ns") == ""
         assert rsync(src, mount.path / "ns") == ""
         assert mount.latest() == after_first  # the edit is one version, the touch none
-        assert Lakehouse.open(root).describe_table("ns", "t").properties == {"a": "2"}
+        assert Lakehouse.open(root).describe_table("ns", "t").properties == {"a": "two"}
         assert (mount.path / "ns" / "u").stat().st_mtime_ns == T2020
+        assert (mount.path / "ns" / "t").stat().st_mtime_ns == T2020 + 7
 
 
 def test_touch_d_and_cp_p_are_shown_until_the_entry_changes(tmp_path):
