@@ -170,7 +170,7 @@ class EntryOpsMixin:
             self._orphan(dkey)
             if version is not None:
                 self._served_commit(process, dkey, version)
-            self._saved_with_times(dkey, scratch.set_times, version, compared)
+            self._saved_with_times(dkey, scratch.set_times, compared)
             return 0
         pending = self._pending(skey)
         src_found = self._locate(snap, *skey)
@@ -299,20 +299,15 @@ class EntryOpsMixin:
         self,
         key: tuple[str, str],
         times: tuple[int, int] | None,
-        version: int | None,
         compared: list[str | None],
     ) -> None:
         """`key` was just saved by a writer that set `times`: show them on the definition
-        that save left, the one `version` committed (None: the content was unchanged, so
-        the one it was `compared` with), never on a later writer's."""
-        if times is None:
-            return
-        if version is not None:
-            found = self._locate(self._at(version), *key)
-            location = None if found is None else found[1]
-        else:
-            location = compared[-1] if compared else None
-        if location is not None:
+        that save left, never on a later writer's: the location its transaction held after
+        the write (`compared`: the one it wrote, or for unchanged content the one it was
+        compared with). Nothing is read back: the save has landed, and its version may
+        be expired already (a close must not fail after its commit)."""
+        location = compared[-1] if compared else None
+        if times is not None and location is not None:
             self._times.set(key, location, *times)
 
     # -- namespace properties as user.* extended attributes ---------------------------------

@@ -414,7 +414,7 @@ class FileOpsMixin:
             self._served_commit(handle.process, handle.key, version)
         with self._lock:
             self._unhide(handle.key)
-        self._saved_with_times(handle.key, handle.set_times, version, compared)
+        self._saved_with_times(handle.key, handle.set_times, compared)
 
     def _apply_content(
         self,
