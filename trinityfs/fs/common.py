@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -40,8 +39,6 @@ def resolve_root(root: str | os.PathLike | None) -> str:
 
 
 OPTIONS = ("root", "storage_options", "create", "max_staleness_seconds", "verify", "anon")
-# stores with no credentials: `anon` changes nothing there
-_LOCAL_PROTOCOLS = ("", "file", "local", "memory")
 
 
 def filesystem_config(
@@ -56,12 +53,15 @@ def filesystem_config(
     config). Never a silent fallback: a version pin (the `version` keyword, which fsspec
     passes from its config, $TRINITYFS_VERSION) is refused, since paths choose versions
     (/v/<selector>/...), and an unknown keyword is a TypeError naming it. `anon` (what
-    pandas adds when it retries an open that raised PermissionError) goes to an object
-    store's storage options; a local or memory lakehouse has no credentials to drop."""
+    pandas adds when it retries an open that raised PermissionError) is ignored: the
+    store's access is chosen by `storage_options` only."""
     from trinityfs.fs.errors import InvalidRequest
 
     pin = extra.pop("version", None)
-    anon = extra.pop("anon", None)
+    # pandas adds anon=True when it retries an open that raised PermissionError (for
+    # public buckets): accepted and ignored, so the retry fails as the first open did and
+    # that error reaches the user (anonymous store access is storage_options={"anon": true})
+    extra.pop("anon", None)
     if extra:
         names = ", ".join(repr(k) for k in sorted(extra))
         raise TypeError(
@@ -75,10 +75,6 @@ def filesystem_config(
     config = read_config(
         root, storage_options, max_staleness_seconds=max_staleness_seconds, verify=verify
     )
-    if anon is not None and _protocol(config.root) not in _LOCAL_PROTOCOLS:
-        # anonymous access to the store (a public bucket): pandas retries an open that
-        # raised PermissionError with anon=True, as it does for s3:// URLs
-        config = replace(config, storage_options={**config.storage_options, "anon": anon})
     if config.version is not None:
         source = config.sources.get("version", "")
         where = "$TRINITYFS_VERSION" if source == "the environment" else source
@@ -87,11 +83,6 @@ def filesystem_config(
             f"chooses versions per path: read /v/{config.version}/... (and unset the pin)"
         )
     return config
-
-
-def _protocol(root: str) -> str:
-    head, sep, _ = root.partition("://")
-    return head.lower() if sep else ""
 
 
 def latest_path(namespace: str | None = None, name: str | None = None) -> str:
