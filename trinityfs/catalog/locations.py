@@ -27,6 +27,17 @@ from trinityfs.errors import InvalidArgumentError, LocationNotAllowedError
 DEFAULT_WAREHOUSE_DIR = "warehouse"
 ALLOWED_LOCATIONS = "allowed-locations"  # the config key: comma-separated URL prefixes
 ANY_LOCATION = "*"  # as the allow-list: no confinement (an explicit opt-out)
+# PyArrow and fsspec read `?` and `#` as the start of a URL query or fragment: files of
+# `.../t?x/metadata/...` would be written as the file `.../t`, the table committed
+# pointing at nothing; refused everywhere, even with ANY_LOCATION
+URL_SPECIAL = re.compile(r"[?#]")
+
+
+def has_url_special(location: str) -> bool:
+    """Whether `location` holds a character PyArrow and fsspec read as a URL query or
+    fragment (`?`, `#`): such a location is never allowed (LocationPolicy.check)."""
+    return bool(URL_SPECIAL.search(location))
+
 
 _FORMAT_DIR = re.compile(r"[01]{4}")  # FORMAT.md's optimized-path directories
 _SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3", "gcs": "gs", "abfss": "abfs"}
@@ -182,7 +193,15 @@ class LocationPolicy:
         return any(prefix.contains(loc) for prefix in self._canon)
 
     def check(self, location: str, what: str = "location") -> str:
-        """`location` unchanged when allowed; else LocationNotAllowedError naming it."""
+        """`location` unchanged when allowed; else LocationNotAllowedError naming it.
+        A `?` or `#` is refused whatever the allow-list (`URL_SPECIAL`)."""
+        if isinstance(location, str) and has_url_special(location):
+            raise LocationNotAllowedError(
+                location,
+                f"{what} {location!r} contains '?' or '#', which file systems read as a URL "
+                "query or fragment (the files would be written elsewhere): give a location "
+                "without them",
+            )
         if self.allow_any:
             return location
         try:
@@ -217,10 +236,12 @@ __all__ = [
     "ALLOWED_LOCATIONS",
     "ANY_LOCATION",
     "DEFAULT_WAREHOUSE_DIR",
+    "URL_SPECIAL",
     "CanonicalLocation",
     "LocationPolicy",
     "canonical",
     "default_warehouse",
+    "has_url_special",
     "is_inside_warehouse",
     "parse_allow_list",
 ]

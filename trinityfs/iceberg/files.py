@@ -7,8 +7,6 @@ its location is checked, and errors about it never quote the file's content.
 
 from __future__ import annotations
 
-import re
-
 from pyiceberg.exceptions import NoSuchIcebergTableError
 from pyiceberg.io import FileIO
 from pyiceberg.serializers import FromInputFile
@@ -22,8 +20,6 @@ from trinityfs.errors import (
     StorageFileNotFoundError,
 )
 from trinityfs.iceberg.io import confined_file_io
-
-URL_SPECIAL = re.compile(r"[?#]")
 
 
 def default_location_segment(name: str, kind: str) -> str:
@@ -54,16 +50,8 @@ class TableFilesMixin:
 
     def check_location(self, location: str, what: str) -> str:
         """`location` when it lies in the lakehouse's allowed locations (its warehouse and
-        `allowed-locations`), else LocationNotAllowedError naming it. A `?` or `#` is
-        refused: PyArrow and fsspec read it as the start of a URL query or fragment, so
-        the files would be written elsewhere (`.../t?x/metadata/...` as the file `.../t`)
-        and the table committed pointing at nothing."""
-        if isinstance(location, str) and URL_SPECIAL.search(location):
-            raise LocationNotAllowedError(
-                location,
-                f"{what} {location!r} contains '?' or '#', which file systems read as a URL "
-                "query or fragment: give a location without them",
-            )
+        `allowed-locations`) and holds no `?` or `#` (the catalog's policy), else
+        LocationNotAllowedError naming it."""
         return self._policy.check(location, what)
 
     def _check_table_locations(self, ident: str, metadata: TableMetadata) -> None:
@@ -104,4 +92,4 @@ class TableFilesMixin:
         return metadata
 
 
-__all__ = ["URL_SPECIAL", "TableFilesMixin", "default_location_segment"]
+__all__ = ["TableFilesMixin", "default_location_segment"]

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 
-from trinityfs.catalog.locations import ANY_LOCATION, canonical
+from trinityfs.catalog.locations import ANY_LOCATION, canonical, has_url_special
 from trinityfs.catalog.locations import LocationPolicy as CatalogLocationPolicy
 from trinityfs.errors import InvalidArgumentError, LocationNotAllowedError
-from trinityfs.iceberg.files import URL_SPECIAL, default_location_segment
+from trinityfs.iceberg.files import default_location_segment
 from trinityfs.rest.errors import bad_request, forbidden
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -40,12 +40,6 @@ class LocationPolicy:
             raise bad_request(f"{what} {location!r} contains a backslash or control character")
         if "://" not in location and not location.startswith("/"):
             raise bad_request(f"{what} {location!r} is not absolute (give a URL or a path)")
-        if URL_SPECIAL.search(location):  # as TrinityCatalog.check_location says for tables
-            raise forbidden(
-                f"{what} {location!r} contains '?' or '#', which file systems read as a URL "
-                "query or fragment (the files would be written elsewhere): give a location "
-                "without them"
-            )
         try:
             self.catalog_policy.check(location, what)
             if canonical(location) in self._roots:  # would contain every other table
@@ -53,6 +47,8 @@ class LocationPolicy:
                     location, f"{what} {location!r} is an allowed prefix itself, not inside it"
                 )
         except LocationNotAllowedError as exc:
+            if has_url_special(location):  # no prefix to allow would help
+                raise forbidden(str(exc)) from None
             raise forbidden(
                 f"{exc}; this server accepts locations inside {self.shown} (start it with "
                 "--allow-location PREFIX to add others)"
