@@ -35,6 +35,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 
 from trinityfs.errors import (
     CorruptFileError,
@@ -64,6 +65,7 @@ from trinityfs.tree.reader import version_of
 from trinityfs.txn.backoff import commit_window_millis
 from trinityfs.txn.outrun import OUTRUN_SLACK_SECONDS as OUTRUN_SLACK_SECONDS
 from trinityfs.txn.outrun import created_millis, written_before_its_root
+from trinityfs.txn.readahead import read_ahead
 
 log = logging.getLogger(__name__)
 
@@ -431,7 +433,10 @@ class RootStore:
         version and creating the next root but building it. (Galloping to the latest
         and then reading the roots skipped left one read per new version in between,
         in which a writer committing on its confirmed base landed again: on S3 such a
-        loser lost race after race, for minutes.)
+        loser lost race after race, for minutes.) The read of each root beyond the one
+        known runs beside the read of the root before it (`read_ahead`): the lost root
+        and the probe that finds the next one missing cost one round trip, not two, so a
+        loser is as quick as the writer that beat it.
 
         That missing root is trusted like the probe of `latest_version`: it extends a
         latest version confirmed within the trust window (by the full path when there
@@ -445,21 +450,28 @@ class RootStore:
         else:
             since = confirmed
         version = base + 1
+        ahead: tuple[int, Future[Node], float] | None = None  # (version, read, started)
         while True:
-            at = self._clock()
-            if version > known:
-                try:
-                    self.load(version)
-                except VersionNotFoundError:
-                    if at - since < self._window:
-                        self._confirm(version - 1, at)
-                        return
-                    since, known = at, self.latest_from_markers()  # the window ran out
-                    if known < version:
-                        return
-                    continue
-            else:
-                self.load(version)
+            at, read = self._clock(), None
+            if ahead is not None and ahead[0] == version:
+                _, read, at = ahead  # started before: trusted as of then
+            ahead = None
+            if read is None:  # read this one now, the next beside it
+                ahead = (version + 1, read_ahead(self.load, version + 1), self._clock())
+            try:
+                self.load(version) if read is None else read.result()
+            except VersionNotFoundError:
+                if version <= known:
+                    raise  # expired
+                if at - since < self._window:
+                    self._confirm(version - 1, at)
+                    return
+                since, known = at, self.latest_from_markers()  # the window ran out
+                if known < version:
+                    return
+                continue
+            if ahead is None:  # found: the next is read beside the caller's work
+                ahead = (version + 1, read_ahead(self.load, version + 1), self._clock())
             yield version
             version += 1
 
