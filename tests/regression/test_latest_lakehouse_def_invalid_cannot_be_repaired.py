@@ -221,3 +221,19 @@ def test_two_repairs_at_once(tmp_path, monkeypatch) -> None:
     )
     assert second.rollback(target) == bad_version + 1 == raced[0]
     assert sorted(e.name for e in Lakehouse.open(root).exports()) == ["new", "old"]
+
+
+def test_a_missing_latest_definition_is_named(tmp_path) -> None:
+    """The latest definition's file is gone: its exports are unknown, so no repair; the
+    error says that (it was a bare "file not found: _lakehouse_def_...")."""
+    from trinityfs.errors import LakehouseDefInvalidError
+
+    root = str(tmp_path / "lake")
+    lake, target = history(root)
+    bad_version = foreign_commit(lake, _property)
+    location = lake.engine.roots.load(bad_version).system[KEY_LAKEHOUSE_DEF]
+    (tmp_path / "lake" / location).unlink()
+    lake = Lakehouse.open(root)
+    with pytest.raises(LakehouseDefInvalidError, match="exports it records are unknown"):
+        lake.rollback(target)
+    assert lake.latest_version(fresh=True) == bad_version

@@ -35,6 +35,7 @@ from trinityfs.errors import (
     CorruptFileError,
     InvalidArgumentError,
     LakehouseNotFoundError,
+    StorageFileNotFoundError,
     VersionNotFoundError,
 )
 from trinityfs.format.definitions import (
@@ -424,7 +425,7 @@ class Lakehouse(FrontEndPrimitives):
             expected_latest = _versions.checked_version(expected_latest)
         try:
             landed = _rollback(self.engine, version, expected_latest=expected_latest)
-        except CorruptFileError:
+        except (CorruptFileError, StorageFileNotFoundError):
             repaired = _defrepair.rollback_over_invalid_definition(
                 self.engine, version, expected_latest=expected_latest
             )

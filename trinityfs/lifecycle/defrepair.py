@@ -33,6 +33,7 @@ from trinityfs.errors import (
     InvalidArgumentError,
     LakehouseDefInvalidError,
     StorageError,
+    StorageFileNotFoundError,
     UnsupportedFormatVersionError,
     VersionNotFoundError,
 )
@@ -165,7 +166,7 @@ def _definition_of(
         return "", None, f"the root of version {version} names no lakehouse definition"
     try:
         raw = decode_definition(engine.storage.read_immutable(location), LakehouseDef, location)
-    except (CorruptFileError, StorageError) as exc:
+    except (CorruptFileError, StorageError, StorageFileNotFoundError) as exc:
         return location, None, str(exc)
     if raw.major_version != SUPPORTED_MAJOR_VERSION:
         validate_lakehouse_def(raw)  # UnsupportedFormatVersionError: never downgraded

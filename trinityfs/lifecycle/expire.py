@@ -87,7 +87,9 @@ would not see.
 (d) Files younger than the grace period are never swept, which covers files written
 after listing, files of commits still in flight, running roots of distributed
 transactions saved meanwhile, and full exports still being copied (their directory is
-spared while any of its files is young).
+spared while any of its files is young). A live lease (a bulk load's or a full or
+partial export's, BULK_LEASE_PREFIX) also spares every file written since it began,
+however long the load or the copy takes (`_sweep_cutoff`).
 
 (e) A rollback (or a distributed transaction) builds on an older tree: it re-checks,
 right before creating its root, that the version it builds on is not below the marker
