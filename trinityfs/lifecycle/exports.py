@@ -94,6 +94,7 @@ from trinityfs.lifecycle.export_drop import (
 from trinityfs.lifecycle.lease import Lease
 from trinityfs.lifecycle.mark import DEFAULT_THREADS, Marker, read_reused
 from trinityfs.storage import Storage
+from trinityfs.storage.missing import first_missing
 from trinityfs.storage.settle import create_settled
 from trinityfs.tree import Node
 from trinityfs.txn.engine import Engine
@@ -245,13 +246,17 @@ class _Progress:
         self.total: int | None = None
         self.phase = "nodes"
 
+    def touch(self) -> None:
+        """Renew the export's lease when due (TransactionExpiredError once it lapsed)."""
+        if self.tick is not None:
+            self.tick()
+
     def add(self, nbytes: int) -> None:
         with self.lock:
             self.files += 1
             self.bytes += nbytes
             self._report()
-        if self.tick is not None:
-            self.tick()
+        self.touch()
 
     def set(self, phase: str, total: int | None) -> None:
         with self.lock:
@@ -325,6 +330,8 @@ def _export(
         raise
     info.mode = mode
     try:
+        if lease is not None:
+            lease.renew(force=True)  # lapsed or gone: what it held may be swept
         _record(engine, name, info.location)
     except AmbiguousWriteError as exc:
         # The record may have landed: its files must stay. If it did not, they are
@@ -374,6 +381,7 @@ def _copy_root(
         nodes = engine.nodes(order)
 
         def copy(ref: str, level: int) -> str:
+            report.touch()  # reading may take long before anything is written
             node = nodes.load(ref)
             if node.is_leaf or level > depth:
                 return ref
@@ -531,14 +539,16 @@ def _check_files_kept(
         if info.standalone:
             listed = {e.location for e in storage.list(full_export_prefix(name))}
             missing = [loc for loc in written[1:] + written[:1] if loc not in listed]
-        else:
+        else:  # the root copy, then a partial export's private node copies
             missing = [] if storage.exists(info.location) else [info.location]
+            gone = first_missing(storage, [loc for loc in written if loc != info.location])
+            missing += [gone] if gone is not None else []
         if not missing or not recorded_at(engine, name, info.location):
             return
     except TrinityError as exc:  # the record landed: never report it as failed
         log.warning("export %r is recorded; checking its files failed (%s): run fsck", name, exc)
         return
-    if root_bytes and missing == [info.location]:
+    if root_bytes and missing == [info.location]:  # a drop took it: put it back
         create_settled(storage, info.location, root_bytes[0], f"the root of export {name!r}")
         return
 
@@ -550,8 +560,8 @@ def _check_files_kept(
 
     lost = (
         f"export {name!r} lost {len(missing)} of the {len(written)} files it wrote while it "
-        f"was being recorded (first {missing[0]}; a drop_export({name!r}) in another "
-        f"process?)"
+        f"was being recorded (first {missing[0]}; a drop_export({name!r}) or an "
+        f"expiration in another process?)"
     )
     try:
         update_lakehouse_def(engine, undo)

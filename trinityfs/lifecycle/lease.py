@@ -10,24 +10,24 @@ the latest version, renewed every third of its TTL while files are written, dele
 when the export ends. While it is live, expiration keeps its base version and every
 file written since the lease began (trinityfs/lifecycle/expire.py `_sweep_cutoff`).
 A crashed export leaves a lease that lapses; expiration removes it after the grace.
+An export whose lease lapsed or vanished fails before its record is committed, and
+every file an export wrote is checked again after its record landed
+(`exports._check_files_kept`): a lease is protection, never the proof.
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
 import threading
 import uuid
 
-from trinityfs.errors import TrinityError
+from trinityfs.errors import TransactionExpiredError, TransactionNotFoundError, TrinityError
 from trinityfs.format.paths import transaction_location
 from trinityfs.format.trinitylake_pb2 import TransactionDef
 from trinityfs.lifecycle import dtxn
 from trinityfs.lifecycle.dtxn_files import encode_transaction_def
 from trinityfs.lifecycle.expire import BULK_LEASE_PREFIX
 from trinityfs.txn.engine import Engine, now_millis
-
-log = logging.getLogger(__name__)
 
 #: how long a lease lasts without renewal (a bulk load's default)
 LEASE_MILLIS = 10 * 60 * 1000
@@ -36,7 +36,8 @@ LEASE_MILLIS = 10 * 60 * 1000
 class Lease:
     """A live lease on the latest version, for `what` (part of its id)."""
 
-    def __init__(self, engine: Engine, what: str, ttl_millis: int = LEASE_MILLIS):
+    def __init__(self, engine: Engine, what: str, ttl_millis: int | None = None):
+        ttl_millis = LEASE_MILLIS if ttl_millis is None else ttl_millis
         txn = dtxn.begin(
             engine, ttl_millis=ttl_millis, txn_id=f"{BULK_LEASE_PREFIX}{what}-{uuid.uuid4()}"
         )
@@ -48,27 +49,31 @@ class Lease:
         self._lock = threading.Lock()
 
     def renew(self, *, force: bool = False) -> None:
-        """Extend the lease when a third of its TTL passed (`force`: now). One that
-        lapsed or was removed is left alone: what the export does after its record
-        landed (`_check_files_kept`) catches files swept meanwhile."""
+        """Extend the lease when a third of its TTL passed (`force`: check it now).
+        TransactionExpiredError once it lapsed or its file is gone (as a bulk load's):
+        expiration may have swept what was written under it."""
         with self._lock:
             now = now_millis()
             if not force and now - self._renewed < self.ttl_millis // 3:
                 return
             if now >= self.tdef.expire_at_millis:
-                log.warning("lease %s lapsed while its export ran", self.tdef.id)
-                return
+                raise TransactionExpiredError(
+                    f"lease {self.tdef.id} lapsed {now - self.tdef.expire_at_millis} ms ago "
+                    "(the process was stopped, or reading took longer than its TTL): "
+                    "expiration may have removed what was written under it; nothing was "
+                    "recorded"
+                )
             storage = self.engine.storage
-            try:
-                if not storage.exists(self.location):
-                    return
-                lease = TransactionDef()
-                lease.CopyFrom(self.tdef)
-                lease.expire_at_millis = now + self.ttl_millis
-                storage.write(self.location, encode_transaction_def(lease))
-            except TrinityError as exc:  # the lease still runs until its expire_at
-                log.warning("renewing lease %s failed: %s", self.tdef.id, exc)
-                return
+            if not storage.exists(self.location):
+                raise TransactionNotFoundError(
+                    f"lease {self.tdef.id} was removed (aborted or committed as a distributed "
+                    "transaction elsewhere?): expiration may have removed what was written "
+                    "under it; nothing was recorded"
+                )
+            lease = TransactionDef()
+            lease.CopyFrom(self.tdef)
+            lease.expire_at_millis = now + self.ttl_millis
+            storage.write(self.location, encode_transaction_def(lease))
             self.tdef, self._renewed = lease, now
 
     def drop(self) -> None:
