@@ -56,6 +56,7 @@ from trinityfs.lifecycle import (
 from trinityfs.lifecycle import defrepair as _defrepair
 from trinityfs.lifecycle import dtxn as _dtxn
 from trinityfs.lifecycle import exports as _exports
+from trinityfs.lifecycle.defrepair import RepairPreview
 from trinityfs.lifecycle.expire import expire as _expire_versions
 from trinityfs.lifecycle.fsck import fsck as _fsck_lakehouse
 from trinityfs.storage import Storage
@@ -438,6 +439,11 @@ class Lakehouse(FrontEndPrimitives):
             )
         self._saw(landed)
         return landed
+
+    def rollback_repair_preview(self, version: int) -> RepairPreview | None:
+        """What `rollback(version)` would repair in the latest definition, writing
+        nothing (a dry run): None when that definition passes the checks."""
+        return _defrepair.repair_preview(self.engine, _versions.checked_version(version))
 
     # -- verification ---------------------------------------------------------------
 

@@ -272,11 +272,19 @@ def cmd_rollback(ctx: Context, args: argparse.Namespace) -> int:
             raise CommitConflictError(
                 "", latest, f"the latest version is {latest}, not {args.if_latest}"
             )
-        changes = lake.diff(latest, target)
-        marks = {"created": "+", "dropped": "-", "replaced": "~"}
-        rows = [[marks[c.action], c.action, c.object.kind, str(c.object)] for c in changes]
         given = f"--root {shlex.quote(args.root)} " if getattr(args, "root", None) else ""
         command = f"trinityfs {given}rollback {shlex.quote(args.version)} --if-latest {latest}"
+        from trinityfs.errors import CorruptFileError, StorageFileNotFoundError
+
+        try:
+            changes = lake.diff(latest, target)
+        except (CorruptFileError, StorageFileNotFoundError):
+            preview = lake.rollback_repair_preview(target)
+            if preview is None:
+                raise
+            return _repair_dry_run(ctx, target, preview, command)
+        marks = {"created": "+", "dropped": "-", "replaced": "~"}
+        rows = [[marks[c.action], c.action, c.object.kind, str(c.object)] for c in changes]
         ctx.out.emit(
             {
                 "dry_run": True,
@@ -302,5 +310,37 @@ def cmd_rollback(ctx: Context, args: argparse.Namespace) -> int:
     ctx.out.emit(
         {"version": version if changed else None, "changed": changed, "rolled_back_to": target},
         f"rollback to version {target}: " + (f"version {version}" if changed else "no change"),
+    )
+    return 0
+
+
+def _repair_dry_run(ctx: Context, target: int, preview: Any, command: str) -> int:
+    """The dry run of a rollback that would repair the latest definition (trinityfs/
+    lifecycle/defrepair.py): what it would take from the target; the tree's changes
+    are not listed (the latest tree is read with the definition the checks refuse)."""
+    latest = preview.latest_version
+    taken = ", ".join(preview.fields_from_target) or "nothing else"
+    ctx.out.emit(
+        {
+            "dry_run": True,
+            "from": latest,
+            "to": target,
+            "changes": None,
+            "repairs_definition": {
+                "problem": preview.problem,
+                "fields_from_target": preview.fields_from_target,
+            },
+            "command": command,
+        },
+        [
+            f"rollback to version {target} would repair the latest definition (version "
+            f"{latest}: {preview.problem}): version {latest + 1} would have version "
+            f"{target}'s tree, the exports recorded in version {latest}, and from version "
+            f"{target}: {taken}",
+            "  (the changes to the tree are not listed: the latest tree is read with its "
+            "definition)",
+            "rollback: dry run, nothing changed; to roll back only if no commit lands before it:",
+            f"  {command}",
+        ],
     )
     return 0

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from trinityfs.errors import (
     CommitConflictError,
@@ -156,6 +157,28 @@ def rollback_over_invalid_definition(
             )
 
 
+@dataclass
+class RepairPreview:
+    """What a rollback to a version would repair (a dry run; nothing is written)."""
+
+    latest_version: int
+    problem: str  # why the latest definition is refused
+    fields_from_target: list[str] = field(default_factory=list)
+
+
+def repair_preview(engine: Engine, target_version: int) -> RepairPreview | None:
+    """What `rollback_over_invalid_definition` would do now, written nowhere: None when
+    the latest definition passes; LakehouseDefInvalidError when it would be refused."""
+    latest_version = engine.roots.latest_version()
+    latest_root = engine.roots.load(latest_version)
+    location, raw, problem = _definition_of(engine, latest_root, latest_version)
+    if problem is None:
+        return None
+    target = _valid_target(engine, target_version, latest_version, problem)
+    _ldef, kept = repaired_definition(target.lakehouse_def, raw, location, problem)
+    return RepairPreview(latest_version, problem, kept)
+
+
 def _definition_of(
     engine: Engine, root: Node, version: int
 ) -> tuple[str, LakehouseDef | None, str | None]:
@@ -238,8 +261,8 @@ def repaired_definition(
             f"refuses ({exc}); a rollback would drop that record, so nothing was committed",
         ) from None
     kept: list[str] = [f for f in FIXED_LAKEHOUSE_FIELDS if getattr(latest, f) != getattr(ldef, f)]
-    for field in LakehouseDef.DESCRIPTOR.fields:
-        name = field.name
+    for descriptor in LakehouseDef.DESCRIPTOR.fields:
+        name = descriptor.name
         if name in FIXED_LAKEHOUSE_FIELDS or name == "exported_snapshots":
             continue
         if name == "properties":
