@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from trinityfs.errors import StorageFileNotFoundError, TrinityError
+from trinityfs.errors import StorageError, StorageFileNotFoundError, TrinityError
 from trinityfs.format.node_decode import decode_node
 from trinityfs.format.paths import LATEST_HINT, OLDEST_VERSION
 from trinityfs.lifecycle.inventory import Inventory
@@ -62,7 +62,8 @@ def assess(storage: Storage, inventory: Inventory, latest: int) -> MarkerState:
     floor = latest
     while floor - 1 in roots:
         floor -= 1
-    read = {loc: _read(storage, loc) for loc in (OLDEST_VERSION, LATEST_HINT)}
+    hint_text, unreadable_hint = _read_hint(storage)
+    read = {OLDEST_VERSION: _read(storage, OLDEST_VERSION), LATEST_HINT: hint_text}
     odd = [loc for loc, text in read.items() if text is _NOT_REGULAR]
     texts = {loc: None if text is _NOT_REGULAR else text for loc, text in read.items()}
     values = {loc: parse_marker(t) if t is not None else None for loc, t in texts.items()}
@@ -136,6 +137,15 @@ def assess(storage: Storage, inventory: Inventory, latest: int) -> MarkerState:
                 f"repairs it; otherwise versions {marker}..{floor - 1} were lost",
             )
         )
+    if unreadable_hint is not None:
+        state.problems.append(
+            (
+                "warning",
+                LATEST_HINT,
+                f"cannot be read ({unreadable_hint}); readers and writers ignore it and "
+                "find the latest version by probing (slower from a cold start)",
+            )
+        )
     hint = state.hint
     if hint is not None and hint > latest:
         state.problems.append(
@@ -181,6 +191,15 @@ def _read(storage: Storage, location: str) -> bytes | None:
     return _NOT_REGULAR if data is None else data
 
 
+def _read_hint(storage: Storage) -> tuple[bytes | None, StorageError | None]:
+    """`_latest_hint.txt` as `_read` gives it, or (None, the error) when the store
+    refuses to read it: the hint is advisory, and readers go on without it too."""
+    try:
+        return _read(storage, LATEST_HINT), None
+    except StorageError as exc:
+        return None, exc
+
+
 def oldest_marker_damaged(storage: Storage) -> bool:
     """Whether `_oldest_version.txt` is malformed, a symbolic link or no regular file:
     what makes readers refuse to open the lakehouse (fsck reports it and goes on)."""
@@ -199,7 +218,7 @@ def latest_by_listing(storage: Storage, inventory: Inventory) -> int:
     roots = inventory.roots()
     if not roots:
         return 0
-    text = _read(storage, LATEST_HINT)
+    text, _unreadable = _read_hint(storage)
     hint = parse_marker(text) if text is not None and text is not _NOT_REGULAR else None
     latest = hint if hint is not None and hint in roots else min(roots)
     while latest + 1 in roots:
