@@ -72,3 +72,28 @@ def test_a_lapsed_lease_fails_the_export_before_its_record(tmp_path, monkeypatch
     fresh = Lakehouse.open(root)
     assert fresh.exports() == []
     assert fresh.fsck().ok
+
+
+def test_an_exporter_whose_clock_runs_ahead_of_the_store(tmp_path, monkeypatch) -> None:
+    """Review R12: the lease's start was the exporter's clock, compared with store mtimes:
+    90 s ahead, it spared nothing the export wrote first, and a slow partial export was
+    acknowledged unreadable. The lease now starts at the store's time of its file."""
+    import trinityfs.lifecycle.dtxn as dtxn
+
+    root = str(tmp_path / "lake")
+    lake = deep_lake(root)
+    other = Lakehouse.open(root)
+    real = dtxn.now_millis
+    monkeypatch.setattr(dtxn, "now_millis", lambda: real() + 90_000)  # where leases begin
+    ran: list = []
+
+    def progress(p: ExportProgress) -> None:
+        if p.phase == "nodes" and p.files_done == 1 and not ran:
+            time.sleep(1.8)  # slower than the commit window
+            ran.append(other.expire(max_age_millis=0, min_versions=1, grace_millis=0))
+
+    lake.export("part", mode="partial", depth=3, progress=progress)
+    assert ran
+    fresh = Lakehouse.open(root)
+    assert len(list(fresh.at(export="part").list_tables("ns"))) == 40
+    assert fresh.fsck().ok

@@ -47,6 +47,25 @@ class Lease:
         self.ttl_millis = ttl_millis
         self._renewed = now_millis()
         self._lock = threading.Lock()
+        self._start_on_the_store_clock()
+
+    def _start_on_the_store_clock(self) -> None:
+        """Expiration compares began_at_millis with store mtimes: when this process's
+        clock runs ahead of the store's, lower it to the store's time of the lease file
+        (one stat), so that what is written from now on is younger than the lease's
+        start on either clock. Best effort: left as it is when the stat fails."""
+        try:
+            mtime = self.engine.storage.mtime(self.location)
+        except (TrinityError, OSError):
+            return
+        if mtime is None or int(mtime * 1000) >= self.tdef.began_at_millis:
+            return
+        lease = TransactionDef()
+        lease.CopyFrom(self.tdef)
+        lease.began_at_millis = int(mtime * 1000)
+        with contextlib.suppress(TrinityError):
+            self.engine.storage.write(self.location, encode_transaction_def(lease))
+            self.tdef = lease
 
     def renew(self, *, force: bool = False) -> None:
         """Extend the lease when a third of its TTL passed (`force`: check it now).
