@@ -68,6 +68,7 @@ from trinityfs.format.paths import new_definition_location, transaction_location
 from trinityfs.format.trinitylake_pb2 import TransactionDef
 from trinityfs.lifecycle import dtxn
 from trinityfs.lifecycle.expire import BULK_LEASE_PREFIX
+from trinityfs.lifecycle.lease import started_on_the_store_clock
 from trinityfs.tree import Node
 from trinityfs.txn.backoff import commit_window_millis
 from trinityfs.txn.commute import describe_key
@@ -140,7 +141,7 @@ class BulkLoad:
                 ttl_millis=self.lease_millis,
                 txn_id=f"{BULK_LEASE_PREFIX}{uuid.uuid4()}",
             )
-            self._lease = lease.tdef
+            self._lease = started_on_the_store_clock(self.engine, lease.tdef)
             self.base = lease.base
         self._renewed_at = now_millis()
         self._renewed_mono = time.monotonic()

@@ -33,6 +33,31 @@ from trinityfs.txn.engine import Engine, now_millis
 LEASE_MILLIS = 10 * 60 * 1000
 
 
+def started_on_the_store_clock(engine: Engine, tdef: TransactionDef) -> TransactionDef:
+    """A lease just begun, its start on the store's clock (also a bulk load's lease).
+
+    Expiration compares a lease's began_at_millis with store mtimes: when this process's
+    clock runs ahead of the store's, the start is lowered to the store's time of the
+    lease file (one stat) and rewritten, so that what is written from now on is younger
+    than the lease's start on either clock. Best effort: `tdef` as it is when the stat
+    or the write fails."""
+    location = transaction_location(tdef.id)
+    try:
+        mtime = engine.storage.mtime(location)
+    except (TrinityError, OSError):
+        return tdef
+    if mtime is None or int(mtime * 1000) >= tdef.began_at_millis:
+        return tdef
+    lease = TransactionDef()
+    lease.CopyFrom(tdef)
+    lease.began_at_millis = int(mtime * 1000)
+    try:
+        engine.storage.write(location, encode_transaction_def(lease))
+    except TrinityError:
+        return tdef
+    return lease
+
+
 class Lease:
     """A live lease on the latest version, for `what` (part of its id)."""
 
@@ -50,22 +75,7 @@ class Lease:
         self._start_on_the_store_clock()
 
     def _start_on_the_store_clock(self) -> None:
-        """Expiration compares began_at_millis with store mtimes: when this process's
-        clock runs ahead of the store's, lower it to the store's time of the lease file
-        (one stat), so that what is written from now on is younger than the lease's
-        start on either clock. Best effort: left as it is when the stat fails."""
-        try:
-            mtime = self.engine.storage.mtime(self.location)
-        except (TrinityError, OSError):
-            return
-        if mtime is None or int(mtime * 1000) >= self.tdef.began_at_millis:
-            return
-        lease = TransactionDef()
-        lease.CopyFrom(self.tdef)
-        lease.began_at_millis = int(mtime * 1000)
-        with contextlib.suppress(TrinityError):
-            self.engine.storage.write(self.location, encode_transaction_def(lease))
-            self.tdef = lease
+        self.tdef = started_on_the_store_clock(self.engine, self.tdef)
 
     def renew(self, *, force: bool = False) -> None:
         """Extend the lease when a third of its TTL passed (`force`: check it now).
