@@ -457,7 +457,8 @@ class RootStore:
                 _, read, at = ahead  # started before: trusted as of then
             ahead = None
             if read is None:  # read this one now, the next beside it
-                ahead = (version + 1, read_ahead(self.load, version + 1), self._clock())
+                sent = self._clock()  # before the read starts: trusted as of then
+                ahead = (version + 1, read_ahead(self.load, version + 1), sent)
             try:
                 self.load(version) if read is None else read.result()
             except VersionNotFoundError:
@@ -471,7 +472,8 @@ class RootStore:
                     return
                 continue
             if ahead is None:  # found: the next is read beside the caller's work
-                ahead = (version + 1, read_ahead(self.load, version + 1), self._clock())
+                sent = self._clock()
+                ahead = (version + 1, read_ahead(self.load, version + 1), sent)
             yield version
             version += 1
 
