@@ -32,7 +32,7 @@ def test_a_stored_definition_is_named_by_its_file_with_the_export_entry() -> Non
     assert raised.value.path == FILE
     assert "export 'evil'" in str(raised.value)
     assert UNSAFE in str(raised.value)  # the value is still shown
-    assert "rollback" not in str(raised.value)  # a repair keeps exports: it cannot help
+    assert "--drop-refused-exports" in str(raised.value)  # a plain repair keeps exports
 
 
 def test_a_repairable_definition_names_the_way_out() -> None:

@@ -150,6 +150,34 @@ def test_refused_when_the_exports_are_what_is_invalid(tmp_path) -> None:
     result = run(root, "rollback", str(target))
     assert result.status == 1 and result.err.count("\n") == 1, result.err
     assert "its exports are what it refuses" in result.err
+    assert "--drop-refused-exports" in result.err  # the way out is named
+
+
+def test_refused_export_records_are_dropped_when_asked(tmp_path, caplog) -> None:
+    """The way out of a definition whose only problem is an export record no reader can
+    use: `--drop-refused-exports` drops that record (named in the warning) and keeps
+    every other export, as recorded in the latest definition."""
+    root = str(tmp_path / "lake")
+    lake, target = history(root)
+
+    def unsafe(ldef: LakehouseDef) -> None:
+        ldef.exported_snapshots["elsewhere"] = "../outside.arrow"
+
+    bad_version = foreign_commit(lake, unsafe)
+    dry = run(root, "--json", "rollback", "--dry-run", "--drop-refused-exports", str(target))
+    assert dry.status == 0, dry.err
+    assert "elsewhere" in dry.out and "--drop-refused-exports" in dry.out
+    assert Lakehouse.open(root).latest_version(fresh=True) == bad_version  # nothing written
+    result = run(root, "rollback", "--drop-refused-exports", str(target))
+    assert result.status == 0, result.err
+    assert "'elsewhere' (dropped:" in result.err
+    fresh = Lakehouse.open(root)
+    assert fresh.latest_version() == bad_version + 1
+    assert sorted(e.name for e in fresh.exports()) == ["new", "old"]
+    assert fresh.fsck().errors == [] or all(
+        p.version == bad_version or bad_version in p.versions for p in fresh.fsck().errors
+    )
+    fresh.create_namespace("writable_again")
 
 
 def test_refused_when_the_target_is_invalid_too(tmp_path) -> None:

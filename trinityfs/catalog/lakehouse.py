@@ -409,7 +409,13 @@ class Lakehouse(FrontEndPrimitives):
         """Objects created, replaced or dropped going from one version to another."""
         return _versions.diff(self.engine, from_version, to_version)
 
-    def rollback(self, version: int, *, expected_latest: int | None = None) -> int:
+    def rollback(
+        self,
+        version: int,
+        *,
+        expected_latest: int | None = None,
+        drop_refused_exports: bool = False,
+    ) -> int:
         """Roll forward to a new version whose tree equals `version`'s; returns it (the
         latest version, nothing committed, when its tree equals `version`'s already).
 
@@ -420,6 +426,8 @@ class Lakehouse(FrontEndPrimitives):
 
         A latest definition that fails validation is repaired, keeping its exports
         (lifecycle/defrepair.py); LakehouseDefInvalidError when that is impossible.
+        `drop_refused_exports`: export records the checks refuse (no reader can use
+        them) are dropped by the repair, each named in its warning, instead of refusing.
         """
         version = _versions.checked_version(version)
         if expected_latest is not None:
@@ -428,7 +436,10 @@ class Lakehouse(FrontEndPrimitives):
             landed = _rollback(self.engine, version, expected_latest=expected_latest)
         except (CorruptFileError, StorageFileNotFoundError):
             repaired = _defrepair.rollback_over_invalid_definition(
-                self.engine, version, expected_latest=expected_latest
+                self.engine,
+                version,
+                expected_latest=expected_latest,
+                drop_refused_exports=drop_refused_exports,
             )
             # None: the latest definition passes (another process repaired it meanwhile,
             # or the error was about something else): the plain rollback once more
@@ -440,10 +451,16 @@ class Lakehouse(FrontEndPrimitives):
         self._saw(landed)
         return landed
 
-    def rollback_repair_preview(self, version: int) -> RepairPreview | None:
+    def rollback_repair_preview(
+        self, version: int, *, drop_refused_exports: bool = False
+    ) -> RepairPreview | None:
         """What `rollback(version)` would repair in the latest definition, writing
         nothing (a dry run): None when that definition passes the checks."""
-        return _defrepair.repair_preview(self.engine, _versions.checked_version(version))
+        return _defrepair.repair_preview(
+            self.engine,
+            _versions.checked_version(version),
+            drop_refused_exports=bool(drop_refused_exports),
+        )
 
     # -- verification ---------------------------------------------------------------
 

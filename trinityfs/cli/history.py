@@ -75,6 +75,12 @@ def register(add: AddCommand) -> None:
         metavar="N",
         help="only if version N is still the latest (what --dry-run saw); else exit 1",
     )
+    p.add_argument(
+        "--drop-refused-exports",
+        action="store_true",
+        help="when the rollback repairs a latest definition whose export records the checks "
+        "refuse (an unsafe location: unreadable), drop those records (each is named)",
+    )
 
 
 def summarize(changes: list[Change], info: VersionInfo, oldest: int) -> str:
@@ -273,13 +279,18 @@ def cmd_rollback(ctx: Context, args: argparse.Namespace) -> int:
                 "", latest, f"the latest version is {latest}, not {args.if_latest}"
             )
         given = f"--root {shlex.quote(args.root)} " if getattr(args, "root", None) else ""
-        command = f"trinityfs {given}rollback {shlex.quote(args.version)} --if-latest {latest}"
+        dropping = " --drop-refused-exports" if args.drop_refused_exports else ""
+        command = (
+            f"trinityfs {given}rollback {shlex.quote(args.version)} --if-latest {latest}{dropping}"
+        )
         from trinityfs.errors import CorruptFileError, StorageFileNotFoundError
 
         try:
             changes = lake.diff(latest, target)
         except (CorruptFileError, StorageFileNotFoundError):
-            preview = lake.rollback_repair_preview(target)
+            preview = lake.rollback_repair_preview(
+                target, drop_refused_exports=args.drop_refused_exports
+            )
             if preview is None:
                 raise
             return _repair_dry_run(ctx, target, preview, command)
@@ -304,7 +315,9 @@ def cmd_rollback(ctx: Context, args: argparse.Namespace) -> int:
         )
         return 0
     latest = lake.latest_version(fresh=True)
-    version = lake.rollback(target, expected_latest=args.if_latest)
+    version = lake.rollback(
+        target, expected_latest=args.if_latest, drop_refused_exports=args.drop_refused_exports
+    )
     ctx.fs.invalidate_cache()
     changed = version > latest
     ctx.out.emit(
@@ -329,14 +342,16 @@ def _repair_dry_run(ctx: Context, target: int, preview: Any, command: str) -> in
             "repairs_definition": {
                 "problem": preview.problem,
                 "fields_from_target": preview.fields_from_target,
+                "exports_dropped": preview.exports_dropped,
             },
             "command": command,
         },
         [
             f"rollback to version {target} would repair the latest definition (version "
             f"{latest}: {preview.problem}): version {latest + 1} would have version "
-            f"{target}'s tree, the exports recorded in version {latest}, and from version "
-            f"{target}: {taken}",
+            f"{target}'s tree, the exports recorded in version {latest}"
+            + "".join(f" but {n!r} (dropped: {why})" for n, why in preview.exports_dropped.items())
+            + f", and from version {target}: {taken}",
             "  (the changes to the tree are not listed: the latest tree is read with its "
             "definition)",
             "rollback: dry run, nothing changed; to roll back only if no commit lands before it:",

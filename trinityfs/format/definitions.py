@@ -231,6 +231,11 @@ _REPAIR = (
     " (if this is the latest definition, a rollback to a version whose definition"
     " passes repairs the lakehouse)"
 )
+_REPAIR_DROPPING = (
+    " (if this is the latest definition, a rollback to a version whose definition"
+    " passes, with --drop-refused-exports, repairs the lakehouse and drops the refused"
+    " export records)"
+)
 
 
 def decode_lakehouse_def(data: bytes, path: str) -> LakehouseDef:
@@ -246,22 +251,25 @@ def decode_lakehouse_def(data: bytes, path: str) -> LakehouseDef:
     try:
         validate_lakehouse_def(ldef)
     except InvalidArgumentError as exc:
-        repair = "" if _refused_export(ldef) else _REPAIR  # a repair keeps every export
+        repair = _REPAIR_DROPPING if refused_exports(ldef) else _REPAIR
         raise CorruptFileError(path, f"lakehouse definition: {exc}{repair}") from None
     remember_lakehouse_def(path, data, ldef)
     return ldef
 
 
-def _refused_export(ldef: LakehouseDef) -> bool:
-    """Whether an export entry is among what the checks refuse in `ldef`."""
+def refused_exports(ldef: LakehouseDef) -> dict[str, str]:
+    """The export entries of `ldef` the checks refuse: name -> why (an empty name, an
+    unsafe location). Such a record can never be read through trinityfs."""
+    refused: dict[str, str] = {}
     for name, location in ldef.exported_snapshots.items():
+        if not name:
+            refused[name] = "an entry with an empty name"
+            continue
         try:
             validate_location(location)
-        except UnsafeLocationError:
-            return True
-        if not name:
-            return True
-    return False
+        except UnsafeLocationError as exc:
+            refused[name] = exc.problem
+    return refused
 
 
 def parse_isolation_level(value: str | int) -> int:

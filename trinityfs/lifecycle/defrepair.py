@@ -11,15 +11,19 @@ definition that fails validation"):
 - the fields fixed at creation (id, major version, order, name limits) are the
   target's: the target's tree was encoded with them;
 - the exports are exactly the latest definition's (an export recorded or dropped since
-  the target version stays recorded or dropped); an export entry the checks refuse is
-  not dropped silently: the repair is refused (LakehouseDefInvalidError names it);
+  the target version stays recorded or dropped); an export entry the checks refuse (an
+  unsafe location, no name: no reader can use it) is never dropped silently: the repair
+  is refused (LakehouseDefInvalidError names it) unless the caller asks for it to be
+  dropped (`drop_refused_exports`, `trinityfs rollback --drop-refused-exports`), and
+  then the warning names each record dropped;
 - every other field (properties key by key, txn ttl, isolation level, node size) is
   the latest definition's, unless the checks refuse it: then the target's.
 
 Refused (LakehouseDefInvalidError, nothing committed): the target's own definition
 fails validation, the latest definition is not a LakehouseDef at all (its exports are
-unknown), or its exports are refused. A latest definition of a newer major format
-version is not invalid: UnsupportedFormatVersionError, nothing is downgraded.
+unknown), or its exports are refused and not to be dropped. A latest definition of a
+newer major format version is not invalid: UnsupportedFormatVersionError, nothing is
+downgraded.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from trinityfs.format.definitions import (
     LakehouseDef,
     decode_definition,
     encode_definition,
+    refused_exports,
     validate_lakehouse_def,
 )
 from trinityfs.format.keys import KEY_LAKEHOUSE_DEF
@@ -68,7 +73,11 @@ NEWEST_VALID_LOOKBACK = 64
 
 
 def rollback_over_invalid_definition(
-    engine: Engine, target_version: int, *, expected_latest: int | None = None
+    engine: Engine,
+    target_version: int,
+    *,
+    expected_latest: int | None = None,
+    drop_refused_exports: bool = False,
 ) -> int | None:
     """Roll back to `target_version` while the latest definition fails validation;
     -> the new version, or None when the latest definition passes (nothing done: the
@@ -96,7 +105,9 @@ def rollback_over_invalid_definition(
             return None
         if target is None:
             target = _valid_target(engine, target_version, latest_version, problem)
-        ldef, kept_from_target = repaired_definition(target.lakehouse_def, raw, location, problem)
+        ldef, kept_from_target, dropped = repaired_definition(
+            target.lakehouse_def, raw, location, problem, drop_refused_exports
+        )
         if not verified:  # a rollback brings back what it reaches: read it all, once
             empty = Snapshot(-1, Node.empty_leaf(), target.lakehouse_def, "", target.nodes)
             verify_newly_reached(engine, target, empty, verified)
@@ -135,7 +146,7 @@ def rollback_over_invalid_definition(
         if landed:
             log.warning(
                 "%s: the latest definition %s (version %d) failed validation (%s); version "
-                "%d has a repaired definition %s: the exports as recorded in version %d; %s",
+                "%d has a repaired definition %s: the exports as recorded in version %d%s; %s",
                 what,
                 location,
                 latest_version,
@@ -143,6 +154,7 @@ def rollback_over_invalid_definition(
                 version,
                 new_location,
                 latest_version,
+                "".join(f" but {name!r} (dropped: {why})" for name, why in dropped.items()),
                 f"taken from version {target_version}: " + ", ".join(kept_from_target)
                 if kept_from_target
                 else "every other field as well",
@@ -164,9 +176,13 @@ class RepairPreview:
     latest_version: int
     problem: str  # why the latest definition is refused
     fields_from_target: list[str] = field(default_factory=list)
+    #: export records the checks refuse, dropped (only with drop_refused_exports): name -> why
+    exports_dropped: dict[str, str] = field(default_factory=dict)
 
 
-def repair_preview(engine: Engine, target_version: int) -> RepairPreview | None:
+def repair_preview(
+    engine: Engine, target_version: int, *, drop_refused_exports: bool = False
+) -> RepairPreview | None:
     """What `rollback_over_invalid_definition` would do now, written nowhere: None when
     the latest definition passes; LakehouseDefInvalidError when it would be refused."""
     latest_version = engine.roots.latest_version()
@@ -175,8 +191,10 @@ def repair_preview(engine: Engine, target_version: int) -> RepairPreview | None:
     if problem is None:
         return None
     target = _valid_target(engine, target_version, latest_version, problem)
-    _ldef, kept = repaired_definition(target.lakehouse_def, raw, location, problem)
-    return RepairPreview(latest_version, problem, kept)
+    _ldef, kept, dropped = repaired_definition(
+        target.lakehouse_def, raw, location, problem, drop_refused_exports
+    )
+    return RepairPreview(latest_version, problem, kept, dropped)
 
 
 def _definition_of(
@@ -238,10 +256,15 @@ def newest_valid_definition(engine: Engine, latest: int) -> int | None:
 
 
 def repaired_definition(
-    target: LakehouseDef, latest: LakehouseDef | None, location: str, problem: str
-) -> tuple[LakehouseDef, list[str]]:
+    target: LakehouseDef,
+    latest: LakehouseDef | None,
+    location: str,
+    problem: str,
+    drop_refused_exports: bool = False,
+) -> tuple[LakehouseDef, list[str], dict[str, str]]:
     """The definition a repairing rollback commits (module doc) -> (it, the fields and
-    properties taken from `target` because the checks refuse the latest's)."""
+    properties taken from `target` because the checks refuse the latest's, the export
+    records dropped because the checks refuse them: only with `drop_refused_exports`)."""
     if latest is None:
         raise LakehouseDefInvalidError(
             location or "<root>",
@@ -252,13 +275,17 @@ def repaired_definition(
     ldef.CopyFrom(target)
     ldef.exported_snapshots.clear()
     ldef.exported_snapshots.update(latest.exported_snapshots)
+    dropped = refused_exports(ldef) if drop_refused_exports else {}
+    for name in dropped:
+        del ldef.exported_snapshots[name]
     try:
         validate_lakehouse_def(ldef)
     except (InvalidArgumentError, CorruptFileError) as exc:
         raise LakehouseDefInvalidError(
             location,
             f"the latest lakehouse definition fails validation and its exports are what it "
-            f"refuses ({exc}); a rollback would drop that record, so nothing was committed",
+            f"refuses ({exc}); a rollback would drop that record, so nothing was committed "
+            "(`trinityfs rollback --drop-refused-exports` drops such records, naming each)",
         ) from None
     kept: list[str] = [f for f in FIXED_LAKEHOUSE_FIELDS if getattr(latest, f) != getattr(ldef, f)]
     for descriptor in LakehouseDef.DESCRIPTOR.fields:
@@ -273,7 +300,7 @@ def repaired_definition(
             ldef, lambda d, n=name: setattr(d, n, getattr(latest, n))
         ):
             kept.append(name)
-    return ldef, kept
+    return ldef, kept, dropped
 
 
 def _set_property(ldef: LakehouseDef, key: str, value: str | None) -> None:
