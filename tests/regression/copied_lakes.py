@@ -7,7 +7,20 @@ import os
 import shutil
 import time
 
+from trinityfs import Lakehouse
 from trinityfs.format.paths import OLDEST_VERSION
+
+
+def expired_halfway(src: str) -> str:
+    """A lakehouse at `src` with versions 0..7 whose expiration wrote the oldest marker
+    (5) and crashed before deleting the roots below it; -> `src`."""
+    lake = Lakehouse.create(src, storage_options={"fsync": False})
+    for i in range(7):
+        lake.create_namespace(f"n{i}")
+    time.sleep(0.01)
+    with open(os.path.join(src, OLDEST_VERSION), "w") as f:
+        f.write("5")
+    return src
 
 
 def copy_without_mtimes(src: str, dst: str, marker_first_by: float) -> None:

@@ -8,13 +8,9 @@ same question as readers, with the root's stamp."""
 
 from __future__ import annotations
 
-import os
-import time
-
-from copied_lakes import copy_without_mtimes
+from copied_lakes import copy_without_mtimes, expired_halfway
 
 from trinityfs import Lakehouse
-from trinityfs.format.paths import OLDEST_VERSION
 
 NO_FSYNC = {"fsync": False}
 
@@ -22,13 +18,7 @@ NO_FSYNC = {"fsync": False}
 def _copy(tmp_path) -> str:
     """Versions 0..7; expiration wrote marker 5 and crashed before deleting roots; then
     a copy made two hours later, the marker copied 5 s before everything else."""
-    src = str(tmp_path / "src")
-    lake = Lakehouse.create(src, storage_options=NO_FSYNC)
-    for i in range(7):
-        lake.create_namespace(f"n{i}")
-    time.sleep(0.01)
-    with open(os.path.join(src, OLDEST_VERSION), "w") as f:
-        f.write("5")
+    src = expired_halfway(str(tmp_path / "src"))
     dst = str(tmp_path / "copy")
     copy_without_mtimes(src, dst, marker_first_by=5)
     return dst

@@ -20,6 +20,7 @@ import time
 
 import pytest
 from copied_lakes import copy_without_mtimes
+from copied_lakes import expired_halfway as _expired_halfway
 
 from trinityfs import Lakehouse
 from trinityfs.format.paths import OLDEST_VERSION
@@ -31,13 +32,7 @@ NO_FSYNC = {"fsync": False}
 @pytest.fixture
 def expired_halfway(tmp_path) -> str:
     """Versions 0..7; expiration wrote the marker (5) and crashed before deleting roots."""
-    src = str(tmp_path / "src")
-    lake = Lakehouse.create(src, storage_options=NO_FSYNC)
-    for i in range(7):
-        lake.create_namespace(f"n{i}")
-    time.sleep(0.01)
-    with open(os.path.join(src, OLDEST_VERSION), "w") as f:
-        f.write("5")
+    src = _expired_halfway(str(tmp_path / "src"))
     assert Lakehouse.open(src, storage_options=NO_FSYNC).oldest_version() == 5
     return src
 

@@ -13,33 +13,20 @@ from __future__ import annotations
 
 import importlib
 import os
-import shutil
 import stat
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from regression_cli import unprivileged_process
 
-import trinityfs
 import trinityfs.storage.core as storage_core
 from trinityfs import Lakehouse
 from trinityfs.format.definitions import encode_definition
 from trinityfs.format.paths import new_definition_location
 from trinityfs.format.trinitylake_pb2 import TableDef
 
-CODE = Path(trinityfs.__file__).resolve().parents[1]  # the checkout this test imported
-
 TTL = 1000  # grace floor 1 s: versions are old enough after a short sleep
-
-
-def _unprivileged() -> list[str]:
-    if os.geteuid() != 0:
-        return []
-    if shutil.which("setpriv") is None:
-        pytest.skip("root without setpriv: file modes cannot be enforced")
-    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner"]
 
 
 def _read_only(root: Path) -> None:
@@ -51,12 +38,6 @@ def _read_only(root: Path) -> None:
 def _writable(root: Path) -> None:
     for path in [root, *root.rglob("*")]:
         path.chmod(path.stat().st_mode | stat.S_IWUSR)
-
-
-def _cli(root: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(CODE)}
-    command = [*_unprivileged(), sys.executable, "-m", "trinityfs.cli", "--root", str(root)]
-    return subprocess.run([*command, *args], capture_output=True, text=True, env=env, timeout=120)
 
 
 def _listing(root: Path) -> dict[str, float]:
@@ -77,7 +58,7 @@ def test_nothing_to_delete_on_a_read_only_store_succeeds(lake_dir) -> None:
     _read_only(lake_dir)
     before = _listing(lake_dir)
     for args in (["expire"], ["expire", "--max-age", "7d", "--min-versions", "1"]):
-        done = _cli(lake_dir, "--json", *args)
+        done = unprivileged_process(lake_dir, "--json", *args)
         assert done.returncode == 0, done.stderr
         assert '"files_removed": 0' in done.stdout
         assert done.stderr == ""
@@ -88,7 +69,9 @@ def test_a_needed_probe_refused_is_said_and_nothing_changes(lake_dir) -> None:
     time.sleep(2 * TTL / 1000)  # every version older than the grace floor and margin
     _read_only(lake_dir)
     before = _listing(lake_dir)
-    done = _cli(lake_dir, "expire", "--max-age", "0", "--min-versions", "1", "--grace", "0")
+    done = unprivileged_process(
+        lake_dir, "expire", "--max-age", "0", "--min-versions", "1", "--grace", "0"
+    )
     assert done.returncode == 1
     lines = done.stderr.splitlines()
     assert len(lines) == 1, done.stderr
@@ -97,7 +80,9 @@ def test_a_needed_probe_refused_is_said_and_nothing_changes(lake_dir) -> None:
     assert str(lake_dir) in lines[0]
     assert _listing(lake_dir) == before
     # the dry run still writes nothing and says what a run would remove
-    dry = _cli(lake_dir, "expire", "--max-age", "0", "--min-versions", "1", "--dry-run")
+    dry = unprivileged_process(
+        lake_dir, "expire", "--max-age", "0", "--min-versions", "1", "--dry-run"
+    )
     assert dry.returncode == 0, dry.stderr
     assert "versions 0..2 would expire" in dry.stdout
     assert _listing(lake_dir) == before
@@ -132,7 +117,7 @@ def test_only_files_to_sweep_a_refused_probe_is_said(lake_dir) -> None:
     _orphan(lake, "old", 3600)
     _read_only(lake_dir)
     before = _listing(lake_dir)
-    done = _cli(lake_dir, "expire")  # every version kept: only the orphan would go
+    done = unprivileged_process(lake_dir, "expire")  # every version kept: only the orphan would go
     assert done.returncode == 1
     assert "expiration would delete 1 file(s)" in done.stderr, done.stderr
     assert len(done.stderr.splitlines()) == 1

@@ -10,33 +10,12 @@ override file modes (as root: `setpriv --bounding-set=-dac_override`)."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from regression_cli import unprivileged_process
 
-import trinityfs
 from trinityfs import Lakehouse
 from trinityfs.format.paths import LATEST_HINT
-
-CODE = Path(trinityfs.__file__).resolve().parents[1]  # the checkout this test imported
-
-
-def _unprivileged() -> list[str]:
-    if os.geteuid() != 0:
-        return []
-    if shutil.which("setpriv") is None:
-        pytest.skip("root without setpriv: file modes cannot be enforced")
-    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner"]
-
-
-def _cli(root: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(CODE)}
-    command = [*_unprivileged(), sys.executable, "-m", "trinityfs.cli", "--root", str(root)]
-    return subprocess.run([*command, *args], capture_output=True, text=True, env=env, timeout=120)
 
 
 @pytest.fixture
@@ -53,9 +32,9 @@ def lake_dir(tmp_path):
 
 
 def test_fsck_warns_and_checks_the_rest(lake_dir) -> None:
-    listed = _cli(lake_dir, "ls")
+    listed = unprivileged_process(lake_dir, "ls")
     assert listed.returncode == 0, listed.stderr  # readers go on without the hint
-    done = _cli(lake_dir, "--json", "fsck")
+    done = unprivileged_process(lake_dir, "--json", "fsck")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["ok"] is True, report
